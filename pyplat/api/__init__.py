@@ -1,0 +1,6 @@
+"""API layer: the OpenCL entry points as the spec defines them.
+
+Each module covers one area; its functions carry the spec's names and argument names, validate
+in the spec's order and raise CLError with the spec's code. ``bridge`` turns them into the C
+function pointers the ICD shim calls.
+"""

@@ -1,0 +1,105 @@
+"""The bridge from the ICD shim to the API layer.
+
+The shim calls ``attach`` once per process, handing over its entry table (one function pointer per
+dispatch slot, in the order of pyplat.api._entry_points) and its dispatch table. We fill the table
+with ctypes callbacks for every entry point the API modules implement; the shim's own fallbacks
+stay in the others and answer CL_INVALID_OPERATION.
+
+ctypes callbacks take the GIL on entry, so the shim may call them from any thread. A Python
+exception never escapes into C: CLError becomes its code; anything else is printed to stderr and
+becomes CL_OUT_OF_HOST_MEMORY (the generic "the implementation failed" code of the spec).
+"""
+import ctypes
+import sys
+import traceback
+
+from pyplat import cl
+from pyplat.api import handles
+from pyplat.api.entry import IMPLEMENTED, load_all
+from pyplat.api.errors import CLError
+
+CTYPES = {"i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64,
+          "u64": ctypes.c_uint64, "ptr": ctypes.c_size_t, "f32": ctypes.c_float,
+          "f64": ctypes.c_double, "void": None}
+
+_keepalive = []   # the callbacks must outlive the process's use of the table
+
+
+def _report(name):
+    sys.stderr.write(f"pyplat: internal error in {name}:\n{traceback.format_exc()}")
+    sys.stderr.flush()
+
+
+def _wrap_status(name, fn):
+    def call(*args):
+        try:
+            result = fn(*args)
+            return cl.CL_SUCCESS if result is None else result
+        except CLError as e:
+            return e.code
+        except BaseException:
+            _report(name)
+            return cl.CL_OUT_OF_HOST_MEMORY
+    return call
+
+
+def _wrap_creator(name, fn, errcode_index):
+    """Functions returning an object and reporting through errcode_ret."""
+    def call(*args):
+        errcode_ret = args[errcode_index]
+        try:
+            result = fn(*args)
+            code = cl.CL_SUCCESS
+        except CLError as e:
+            result, code = 0, e.code
+        except BaseException:
+            _report(name)
+            result, code = 0, cl.CL_OUT_OF_HOST_MEMORY
+        if errcode_ret:
+            ctypes.c_int32.from_address(errcode_ret).value = code
+        return result or 0
+    return call
+
+
+def _wrap_plain(name, fn, ret_kind):
+    def call(*args):
+        try:
+            result = fn(*args)
+        except BaseException:
+            _report(name)
+            result = None
+        return None if ret_kind == "void" else (result or 0)
+    return call
+
+
+def make_callback(name, ret_kind, arg_kinds, fn):
+    names = [n for n, _ in arg_kinds]
+    if ret_kind == "i32":
+        wrapped = _wrap_status(name, fn)
+    elif ret_kind == "ptr" and "errcode_ret" in names:
+        wrapped = _wrap_creator(name, fn, names.index("errcode_ret"))
+    else:
+        wrapped = _wrap_plain(name, fn, ret_kind)
+    proto = ctypes.CFUNCTYPE(CTYPES[ret_kind], *[CTYPES[k] for _, k in arg_kinds])
+    return proto(wrapped)
+
+
+def attach(table_address, n_entries, dispatch_address):
+    """Called by the shim (once per process): fill its entry table."""
+    from pyplat.api._entry_points import ENTRY_POINTS
+    if n_entries != len(ENTRY_POINTS):
+        raise RuntimeError(f"shim has {n_entries} slots, Python side {len(ENTRY_POINTS)}: "
+                           "the ICD library and the pyplat package come from different builds")
+    handles.set_dispatch(dispatch_address)
+    load_all()
+    table = (ctypes.c_void_p * n_entries).from_address(table_address)
+    for index, slot in enumerate(ENTRY_POINTS):
+        if slot is None:
+            continue
+        name, ret_kind, arg_kinds = slot
+        fn = IMPLEMENTED.get(name)
+        if fn is None:
+            continue
+        callback = make_callback(name, ret_kind, arg_kinds, fn)
+        _keepalive.append(callback)
+        table[index] = ctypes.cast(callback, ctypes.c_void_p).value

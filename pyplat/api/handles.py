@@ -1,0 +1,103 @@
+"""Handles: the C structs the ICD loader sees, and the registry that maps them to core objects.
+
+Every handle begins with the pointer to the shim's dispatch table (the ICD loader calls through
+it), then a magic number and a kind tag so that the C side can reject foreign pointers cheaply.
+A handle's memory is owned here. The registry is the only way from a C pointer to a core object:
+a released, foreign or wrongly typed pointer is simply not found and gives CL_INVALID_<OBJECT>.
+"""
+import collections
+import ctypes
+import itertools
+import threading
+
+from pyplat import cl
+from pyplat.api.errors import CLError
+
+MAGIC = 0x4C505950  # "PYPL"
+DEAD = 0x44414544  # "DEAD"
+
+# Kind tags, shared with icd/shim.h.
+PLATFORM, DEVICE, CONTEXT, QUEUE, MEM, PROGRAM, KERNEL, EVENT, SAMPLER = range(1, 10)
+
+
+class HandleStruct(ctypes.Structure):
+    _fields_ = [("dispatch", ctypes.c_void_p), ("magic", ctypes.c_uint32),
+                ("kind", ctypes.c_uint32), ("serial", ctypes.c_uint64)]
+
+
+_dispatch_address = 0
+_live = {}            # handle address -> core object
+_structs = {}         # handle address -> HandleStruct (keeps the memory alive)
+_by_object = {}       # id(core object) -> handle address
+# Released handles' memory is kept a while so that a stale pointer is not soon reused by a new
+# object (the spec leaves that undefined, but answering CL_INVALID_* is kinder).
+_quarantine = collections.deque(maxlen=4096)
+_serial = itertools.count(1)
+_lock = threading.Lock()
+
+
+def set_dispatch(address):
+    global _dispatch_address
+    _dispatch_address = address
+
+
+def handle_of(obj, kind):
+    """The handle of a core object, made on first use. 0 for None."""
+    if obj is None:
+        return 0
+    with _lock:
+        address = _by_object.get(id(obj))
+        if address is not None:
+            return address
+        struct = HandleStruct(_dispatch_address, MAGIC, kind, next(_serial))
+        address = ctypes.addressof(struct)
+        _structs[address] = struct
+        _live[address] = obj
+        _by_object[id(obj)] = address
+        return address
+
+
+def forget(obj):
+    """Invalidate the handle of a destroyed object (its memory stays quarantined)."""
+    with _lock:
+        address = _by_object.pop(id(obj), None)
+        if address is None:
+            return
+        _live.pop(address, None)
+        struct = _structs.pop(address)
+        struct.magic = DEAD
+        _quarantine.append(struct)
+
+
+def lookup(address, cls, error):
+    """The live core object behind a handle, or CLError(error) if it is not one of cls."""
+    obj = _live.get(address)
+    if obj is None or not isinstance(obj, cls):
+        raise CLError(error)
+    return obj
+
+
+def lookup_or_none(address, cls, error):
+    return None if not address else lookup(address, cls, error)
+
+
+def lookup_array(count, address, cls, error):
+    """Objects behind an array of `count` handles at `address`."""
+    if not count or not address:
+        return []
+    raw = (ctypes.c_size_t * count).from_address(address)
+    return [lookup(a, cls, error) for a in raw]
+
+
+def write_handles(address, handles):
+    if address and handles:
+        (ctypes.c_size_t * len(handles)).from_address(address)[:] = handles
+
+
+# Error codes for objects of the wrong type, by kind name (used by the API modules).
+INVALID = {
+    "platform": cl.CL_INVALID_PLATFORM, "device": cl.CL_INVALID_DEVICE,
+    "context": cl.CL_INVALID_CONTEXT, "queue": cl.CL_INVALID_COMMAND_QUEUE,
+    "mem": cl.CL_INVALID_MEM_OBJECT, "program": cl.CL_INVALID_PROGRAM,
+    "kernel": cl.CL_INVALID_KERNEL, "event": cl.CL_INVALID_EVENT, "sampler": cl.CL_INVALID_SAMPLER,
+}
