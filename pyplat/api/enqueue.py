@@ -1,0 +1,365 @@
+"""Commands: buffer transfers, maps, kernels, markers and barriers.
+
+Each entry point validates, then turns the request into an action (a closure run by the device's
+driver once the command is ready) and enqueues it. Blocking calls wait with the GIL released.
+"""
+import ctypes
+
+import numpy as np
+
+from pyplat import cl
+from pyplat.api import handles
+from pyplat.api.entry import entry
+from pyplat.api.errors import CLError, check
+from pyplat.api.event import return_event, wait_list
+from pyplat.api.kernel import lookup_kernel
+from pyplat.api.memory import lookup_buffer
+from pyplat.api.queue import lookup_queue
+from pyplat.core.memory import aligned_allocation
+from pyplat.runtime import _launch
+
+
+def _submit(queue, command_type, action, num_events, event_list, event, retain=(), blocking=False,
+            barrier=False):
+    """Enqueue an action with the caller's wait list; hand back or drop its event; block if asked."""
+    waits = wait_list(num_events, event_list, queue.context)
+    ev = queue.enqueue(command_type, action, waits, retain=retain, barrier=barrier)
+    if blocking:
+        if any(w.status < 0 for w in waits):
+            return_event(ev, event)
+            raise CLError(cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        status = ev.wait()
+        return_event(ev, event)
+        if status < 0:
+            raise CLError(cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        return
+    return_event(ev, event)
+
+
+def _buffer_of(queue, address):
+    buffer = lookup_buffer(address)
+    check(buffer.context is queue.context, cl.CL_INVALID_CONTEXT, "buffer and queue in different contexts")
+    return buffer
+
+
+def _check_region(buffer, offset, size, ptr_needed=None):
+    check(offset + size <= buffer.size and size > 0, cl.CL_INVALID_VALUE,
+          f"region offset {offset} + size {size} is empty or beyond the buffer's {buffer.size} bytes")
+    if ptr_needed is not None:
+        check(ptr_needed, cl.CL_INVALID_VALUE, "ptr is NULL")
+
+
+def _host_may(buffer, forbidden, what):
+    check(not buffer.flags & forbidden, cl.CL_INVALID_OPERATION, f"the buffer's flags forbid host {what}")
+
+
+# --- transfers ----------------------------------------------------------------------------
+
+@entry
+def clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list,
+                        event_wait_list, event):
+    queue = lookup_queue(command_queue)
+    buf = _buffer_of(queue, buffer)
+    _check_region(buf, offset, size, ptr)
+    _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
+    src = buf.address + offset
+    _submit(queue, cl.CL_COMMAND_READ_BUFFER, lambda: ctypes.memmove(ptr, src, size),
+            num_events_in_wait_list, event_wait_list, event, (buf,), blocking_read)
+
+
+@entry
+def clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list,
+                         event_wait_list, event):
+    queue = lookup_queue(command_queue)
+    buf = _buffer_of(queue, buffer)
+    _check_region(buf, offset, size, ptr)
+    _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
+    dst = buf.address + offset
+    _submit(queue, cl.CL_COMMAND_WRITE_BUFFER, lambda: ctypes.memmove(dst, ptr, size),
+            num_events_in_wait_list, event_wait_list, event, (buf,), blocking_write)
+
+
+def _overlap(a, a_off, b, b_off, size):
+    return a.address + a_off < b.address + b_off + size and b.address + b_off < a.address + a_off + size
+
+
+@entry
+def clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size,
+                        num_events_in_wait_list, event_wait_list, event):
+    queue = lookup_queue(command_queue)
+    src, dst = _buffer_of(queue, src_buffer), _buffer_of(queue, dst_buffer)
+    _check_region(src, src_offset, size)
+    _check_region(dst, dst_offset, size)
+    check(not _overlap(src, src_offset, dst, dst_offset, size), cl.CL_MEM_COPY_OVERLAP,
+          "source and destination regions overlap")
+    s, d = src.address + src_offset, dst.address + dst_offset
+    _submit(queue, cl.CL_COMMAND_COPY_BUFFER, lambda: ctypes.memmove(d, s, size),
+            num_events_in_wait_list, event_wait_list, event, (src, dst))
+
+
+@entry
+def clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size,
+                        num_events_in_wait_list, event_wait_list, event):
+    queue = lookup_queue(command_queue)
+    buf = _buffer_of(queue, buffer)
+    check(pattern and pattern_size, cl.CL_INVALID_VALUE, "pattern is NULL or pattern_size is 0")
+    check(pattern_size in (1, 2, 4, 8, 16, 32, 64, 128), cl.CL_INVALID_VALUE,
+          "pattern_size must be 1, 2, 4, 8, 16, 32, 64 or 128")
+    check(offset % pattern_size == 0 and size % pattern_size == 0, cl.CL_INVALID_VALUE,
+          "offset and size must be multiples of pattern_size")
+    _check_region(buf, offset, size)
+    value = np.frombuffer(ctypes.string_at(pattern, pattern_size), dtype=np.uint8)
+    dst = buf.address + offset
+
+    def fill():
+        region = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(dst))
+        region.reshape(-1, pattern_size)[:] = value
+    _submit(queue, cl.CL_COMMAND_FILL_BUFFER, fill, num_events_in_wait_list, event_wait_list, event, (buf,))
+
+
+# --- rectangular transfers -------------------------------------------------------------------
+
+def _rect(origin, region, row_pitch, slice_pitch):
+    """(x bytes, y, z) origin and region plus pitches, defaults applied: validated as the spec says."""
+    check(origin and region, cl.CL_INVALID_VALUE, "origin or region is NULL")
+    o = list((ctypes.c_size_t * 3).from_address(origin))
+    r = list((ctypes.c_size_t * 3).from_address(region))
+    check(r[0] and r[1] and r[2], cl.CL_INVALID_VALUE, "a region dimension is 0")
+    row_pitch = row_pitch or r[0]
+    check(row_pitch >= r[0], cl.CL_INVALID_VALUE, "row pitch is smaller than region[0]")
+    slice_pitch = slice_pitch or r[1] * row_pitch
+    check(slice_pitch >= r[1] * row_pitch and slice_pitch % row_pitch == 0, cl.CL_INVALID_VALUE,
+          "slice pitch must be a multiple of the row pitch and at least region[1] rows")
+    offset = o[2] * slice_pitch + o[1] * row_pitch + o[0]
+    extent = offset + (r[2] - 1) * slice_pitch + (r[1] - 1) * row_pitch + r[0]
+    return offset, r, row_pitch, slice_pitch, extent
+
+
+def _copy_rect(dst, dst_row, dst_slice, src, src_row, src_slice, region):
+    width, rows, slices = region
+    for z in range(slices):
+        for y in range(rows):
+            ctypes.memmove(dst + z * dst_slice + y * dst_row, src + z * src_slice + y * src_row, width)
+
+
+def _rect_transfer(command_queue, buffer, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                   buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events, event_list, event,
+                   to_host):
+    queue = lookup_queue(command_queue)
+    buf = _buffer_of(queue, buffer)
+    check(ptr, cl.CL_INVALID_VALUE, "ptr is NULL")
+    b_off, r, b_row, b_slice, b_end = _rect(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch)
+    h_off, _, h_row, h_slice, _ = _rect(host_origin, region, host_row_pitch, host_slice_pitch)
+    check(b_end <= buf.size, cl.CL_INVALID_VALUE, "the region reaches beyond the buffer")
+    if to_host:
+        _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
+        action = lambda: _copy_rect(ptr + h_off, h_row, h_slice, buf.address + b_off, b_row, b_slice, r)
+        kind = cl.CL_COMMAND_READ_BUFFER_RECT
+    else:
+        _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
+        action = lambda: _copy_rect(buf.address + b_off, b_row, b_slice, ptr + h_off, h_row, h_slice, r)
+        kind = cl.CL_COMMAND_WRITE_BUFFER_RECT
+    _submit(queue, kind, action, num_events, event_list, event, (buf,), blocking)
+
+
+@entry
+def clEnqueueReadBufferRect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region,
+                            buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
+                            num_events_in_wait_list, event_wait_list, event):
+    _rect_transfer(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch,
+                   buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list,
+                   event_wait_list, event, to_host=True)
+
+
+@entry
+def clEnqueueWriteBufferRect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region,
+                             buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
+                             num_events_in_wait_list, event_wait_list, event):
+    _rect_transfer(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch,
+                   buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list,
+                   event_wait_list, event, to_host=False)
+
+
+@entry
+def clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region,
+                            src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch,
+                            num_events_in_wait_list, event_wait_list, event):
+    queue = lookup_queue(command_queue)
+    src, dst = _buffer_of(queue, src_buffer), _buffer_of(queue, dst_buffer)
+    s_off, r, s_row, s_slice, s_end = _rect(src_origin, region, src_row_pitch, src_slice_pitch)
+    d_off, _, d_row, d_slice, d_end = _rect(dst_origin, region, dst_row_pitch, dst_slice_pitch)
+    check(s_end <= src.size and d_end <= dst.size, cl.CL_INVALID_VALUE, "the region reaches beyond a buffer")
+    if src is dst:
+        check(s_row == d_row and s_slice == d_slice, cl.CL_INVALID_VALUE,
+              "copies within one buffer need equal pitches")
+        check(s_end <= d_off or d_end <= s_off, cl.CL_MEM_COPY_OVERLAP, "source and destination overlap")
+    _submit(queue, cl.CL_COMMAND_COPY_BUFFER_RECT,
+            lambda: _copy_rect(dst.address + d_off, d_row, d_slice, src.address + s_off, s_row, s_slice, r),
+            num_events_in_wait_list, event_wait_list, event, (src, dst))
+
+
+# --- mapping ----------------------------------------------------------------------------------
+# A CPU buffer is host memory: mapping hands out its address and moves no data.
+
+MAP_FLAGS = cl.CL_MAP_READ | cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION
+
+
+@entry
+def clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list,
+                       event_wait_list, event, errcode_ret):
+    queue = lookup_queue(command_queue)
+    buf = _buffer_of(queue, buffer)
+    _check_region(buf, offset, size)
+    check(not map_flags & ~MAP_FLAGS, cl.CL_INVALID_VALUE, "unknown map flags")
+    check(not (map_flags & cl.CL_MAP_WRITE_INVALIDATE_REGION and map_flags & (cl.CL_MAP_READ | cl.CL_MAP_WRITE)),
+          cl.CL_INVALID_VALUE, "CL_MAP_WRITE_INVALIDATE_REGION excludes READ and WRITE")
+    if map_flags & cl.CL_MAP_READ:
+        _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
+    if map_flags & (cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION):
+        _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
+    buf.map_count += 1
+    _submit(queue, cl.CL_COMMAND_MAP_BUFFER, None, num_events_in_wait_list, event_wait_list, event,
+            (buf,), blocking_map)
+    return buf.address + offset
+
+
+@entry
+def clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event):
+    queue = lookup_queue(command_queue)
+    buf = _buffer_of(queue, memobj)
+    check(buf.map_count > 0 and buf.address <= (mapped_ptr or 0) < buf.address + buf.size,
+          cl.CL_INVALID_VALUE, "mapped_ptr is not a mapped pointer of this buffer")
+
+    def unmap():
+        buf.map_count -= 1
+    _submit(queue, cl.CL_COMMAND_UNMAP_MEM_OBJECT, unmap, num_events_in_wait_list, event_wait_list, event, (buf,))
+
+
+@entry
+def clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list,
+                               event_wait_list, event):
+    queue = lookup_queue(command_queue)
+    check(num_mem_objects and mem_objects, cl.CL_INVALID_VALUE, "no memory objects")
+    check(not flags & ~(cl.CL_MIGRATE_MEM_OBJECT_HOST | cl.CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED),
+          cl.CL_INVALID_VALUE, "unknown migration flags")
+    buffers = [_buffer_of(queue, h) for h in (ctypes.c_size_t * num_mem_objects).from_address(mem_objects)]
+    # One address space for host and CPU devices: nothing moves.
+    _submit(queue, cl.CL_COMMAND_MIGRATE_MEM_OBJECTS, None, num_events_in_wait_list, event_wait_list, event,
+            buffers)
+
+
+# --- markers and barriers ------------------------------------------------------------------------
+
+@entry
+def clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event):
+    queue = lookup_queue(command_queue)
+    _submit(queue, cl.CL_COMMAND_MARKER, None, num_events_in_wait_list, event_wait_list, event,
+            barrier=not num_events_in_wait_list)
+
+
+@entry
+def clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event):
+    queue = lookup_queue(command_queue)
+    _submit(queue, cl.CL_COMMAND_BARRIER, None, num_events_in_wait_list, event_wait_list, event, barrier=True)
+
+
+@entry
+def clEnqueueMarker(command_queue, event):
+    check(event, cl.CL_INVALID_VALUE, "event is NULL")
+    clEnqueueMarkerWithWaitList(command_queue, 0, 0, event)
+
+
+@entry
+def clEnqueueBarrier(command_queue):
+    clEnqueueBarrierWithWaitList(command_queue, 0, 0, 0)
+
+
+@entry
+def clEnqueueWaitForEvents(command_queue, num_events, event_list):
+    queue = lookup_queue(command_queue)
+    check(num_events and event_list, cl.CL_INVALID_VALUE, "no events")
+    _submit(queue, cl.CL_COMMAND_BARRIER, None, num_events, event_list, 0)
+
+
+# --- kernels --------------------------------------------------------------------------------------
+
+def choose_local_size(global_size, limit, item_limits):
+    """A local size for a NULL local_work_size: the largest divisors of the global size, first
+    dimension first, within the device's limits (bigger groups mean fewer calls and longer
+    vectorisable loops)."""
+    local = []
+    budget = limit
+    for g, item_limit in zip(global_size, item_limits):
+        best = 1
+        cap = min(budget, item_limit, g)
+        for candidate in range(cap, 0, -1):
+            if g % candidate == 0:
+                best = candidate
+                break
+        local.append(best)
+        budget //= best
+    return local
+
+
+@entry
+def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size,
+                           local_work_size, num_events_in_wait_list, event_wait_list, event):
+    queue = lookup_queue(command_queue)
+    k = lookup_kernel(kernel)
+    check(k.program.context is queue.context, cl.CL_INVALID_CONTEXT, "kernel and queue in different contexts")
+    check(queue.device in k.program.devices and k.program.built, cl.CL_INVALID_PROGRAM_EXECUTABLE,
+          "no program executable for the queue's device")
+    check(1 <= work_dim <= 3, cl.CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3")
+    check(global_work_size, cl.CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL")
+    check(k.all_args_set, cl.CL_INVALID_KERNEL_ARGS, "not every kernel argument has been set")
+    device = queue.device
+    pad = [1] * (3 - work_dim)
+    global_size = list((ctypes.c_size_t * work_dim).from_address(global_work_size)) + pad
+    offset = (list((ctypes.c_size_t * work_dim).from_address(global_work_offset)) if global_work_offset
+              else [0] * work_dim) + [0] * (3 - work_dim)
+    for g, o in zip(global_size, offset):
+        check(g + o < 2 ** 64, cl.CL_INVALID_GLOBAL_OFFSET, "global size + offset overflows size_t")
+    reqd = tuple(k.info.reqd_work_group_size or (0, 0, 0))
+    if local_work_size:
+        local = list((ctypes.c_size_t * work_dim).from_address(local_work_size)) + pad
+        check(all(local), cl.CL_INVALID_WORK_GROUP_SIZE, "a local size is 0")
+        if reqd[0]:
+            check(tuple(local) == reqd, cl.CL_INVALID_WORK_GROUP_SIZE,
+                  f"the kernel requires reqd_work_group_size{reqd}")
+        for l, m in zip(local, device.max_work_item_sizes):
+            check(l <= m, cl.CL_INVALID_WORK_ITEM_SIZE, f"local size {l} above the device's {m}")
+        check(local[0] * local[1] * local[2] <= device.max_work_group_size, cl.CL_INVALID_WORK_GROUP_SIZE,
+              f"work-group size above the device's {device.max_work_group_size}")
+        for g, l in zip(global_size, local):
+            check(g % l == 0, cl.CL_INVALID_WORK_GROUP_SIZE,
+                  f"global size {g} is not a multiple of local size {l}")
+    elif reqd[0]:
+        local = list(reqd)
+        for g, l in zip(global_size, local):
+            check(g % l == 0, cl.CL_INVALID_WORK_GROUP_SIZE, "global size not a multiple of reqd_work_group_size")
+    else:
+        local = choose_local_size(global_size, device.max_work_group_size, device.max_work_item_sizes)
+
+    empty = 0 in global_size[:work_dim]
+    static_local = k.info.local_mem_size
+    scratch_size = static_local + k.local_args_size()
+    check(scratch_size <= device.local_mem_size, cl.CL_OUT_OF_RESOURCES,
+          f"kernel needs {scratch_size} bytes of local memory, the device has {device.local_mem_size}")
+    scratch_owner, scratch = aligned_allocation(max(scratch_size, 1))
+    args_address, args_owner, buffers = k.snapshot(scratch + ((static_local + 127) & ~127))
+    function = k.info.address
+
+    def run():
+        if not empty:
+            _launch.run_ndrange(function, args_address, work_dim, global_size, local, offset, scratch)
+    run.keepalive = (args_owner, scratch_owner, k.program.result)   # until the command is gone
+
+    _submit(queue, cl.CL_COMMAND_NDRANGE_KERNEL, run, num_events_in_wait_list, event_wait_list, event,
+            [k] + buffers)
+
+
+@entry
+def clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event):
+    one = (ctypes.c_size_t * 1)(1)
+    return clEnqueueNDRangeKernel(command_queue, kernel, 1, 0, ctypes.addressof(one), ctypes.addressof(one),
+                                  num_events_in_wait_list, event_wait_list, event)

@@ -1,0 +1,127 @@
+"""Events: waiting, info, user events, callbacks and profiling."""
+import ctypes
+
+from pyplat import cl
+from pyplat.api import handles, info
+from pyplat.api.entry import entry
+from pyplat.api.errors import CLError, check
+from pyplat.core.context import Context
+from pyplat.core.event import Event, UserEvent
+
+EVENT_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_size_t, ctypes.c_int32, ctypes.c_void_p)
+
+
+def lookup_event(address):
+    return handles.lookup(address, Event, cl.CL_INVALID_EVENT)
+
+
+def wait_list(num_events, event_list, context=None):
+    """Validate an enqueue's wait list: the events, all of the queue's context."""
+    check(bool(num_events) == bool(event_list), cl.CL_INVALID_EVENT_WAIT_LIST,
+          "num_events_in_wait_list and event_wait_list disagree")
+    events = handles.lookup_array(num_events, event_list, Event, cl.CL_INVALID_EVENT_WAIT_LIST)
+    if context is not None:
+        for e in events:
+            check(e.context is context, cl.CL_INVALID_CONTEXT, "event from another context")
+    return events
+
+
+def return_event(event, address):
+    """Hand the command's event to the caller if asked for, else drop our reference."""
+    if address:
+        ctypes.c_size_t.from_address(address).value = handles.handle_of(event, handles.EVENT)
+    else:
+        event.release()
+
+
+@entry
+def clWaitForEvents(num_events, event_list):
+    check(num_events and event_list, cl.CL_INVALID_VALUE, "no events to wait for")
+    events = handles.lookup_array(num_events, event_list, Event, cl.CL_INVALID_EVENT)
+    context = events[0].context
+    for e in events:
+        check(e.context is context, cl.CL_INVALID_CONTEXT, "events from different contexts")
+    for e in events:
+        if e.queue is not None:
+            e.queue.flush()
+    failed = False
+    for e in events:
+        failed |= e.wait() < 0
+    if failed:
+        return cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+
+
+INFO = {
+    cl.CL_EVENT_COMMAND_QUEUE: (info.pointer, lambda e: handles.handle_of(e.queue, handles.QUEUE)),
+    cl.CL_EVENT_CONTEXT: (info.pointer, lambda e: handles.handle_of(e.context, handles.CONTEXT)),
+    cl.CL_EVENT_COMMAND_TYPE: (info.uint, lambda e: e.command_type),
+    cl.CL_EVENT_COMMAND_EXECUTION_STATUS: (info.int32, lambda e: e.status),
+    cl.CL_EVENT_REFERENCE_COUNT: (info.uint, lambda e: e.reference_count),
+}
+
+
+@entry
+def clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret):
+    info.query(INFO, lookup_event(event), param_name, param_value_size, param_value,
+               param_value_size_ret)
+
+
+@entry
+def clCreateUserEvent(context, errcode_ret):
+    ctx = handles.lookup(context, Context, cl.CL_INVALID_CONTEXT)
+    return handles.handle_of(UserEvent(ctx), handles.EVENT)
+
+
+@entry
+def clSetUserEventStatus(event, execution_status):
+    ev = lookup_event(event)
+    check(isinstance(ev, UserEvent), cl.CL_INVALID_EVENT, "not a user event")
+    check(execution_status == cl.CL_COMPLETE or execution_status < 0, cl.CL_INVALID_VALUE,
+          "status must be CL_COMPLETE or negative")
+    check(not ev.status_set, cl.CL_INVALID_OPERATION, "the user event's status was already set")
+    ev.set_status(execution_status)
+
+
+@entry
+def clRetainEvent(event):
+    lookup_event(event).retain()
+
+
+@entry
+def clReleaseEvent(event):
+    lookup_event(event).release()
+
+
+@entry
+def clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data):
+    ev = lookup_event(event)
+    check(pfn_notify, cl.CL_INVALID_VALUE, "pfn_event_notify is NULL")
+    check(command_exec_callback_type in (cl.CL_SUBMITTED, cl.CL_RUNNING, cl.CL_COMPLETE),
+          cl.CL_INVALID_VALUE, "callback type must be CL_SUBMITTED, CL_RUNNING or CL_COMPLETE")
+    callback = EVENT_CALLBACK(pfn_notify)
+    handle = handles.handle_of(ev, handles.EVENT)
+    ev.retain()   # the event lives until its callback has run
+
+    def fire(status):
+        try:
+            callback(handle, status, user_data)
+        finally:
+            ev.release()
+    ev.add_callback(command_exec_callback_type, fire)
+
+
+PROFILING = {cl.CL_PROFILING_COMMAND_QUEUED: 0, cl.CL_PROFILING_COMMAND_SUBMIT: 1,
+             cl.CL_PROFILING_COMMAND_START: 2, cl.CL_PROFILING_COMMAND_END: 3,
+             cl.CL_PROFILING_COMMAND_COMPLETE: 4}
+
+
+@entry
+def clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret):
+    ev = lookup_event(event)
+    check(ev.queue is not None and ev.queue.profiling, cl.CL_PROFILING_INFO_NOT_AVAILABLE,
+          "the event's queue does not have profiling enabled")
+    check(ev.status == cl.CL_COMPLETE, cl.CL_PROFILING_INFO_NOT_AVAILABLE, "the command has not completed")
+    index = PROFILING.get(param_name)
+    check(index is not None, cl.CL_INVALID_VALUE, "unknown profiling parameter")
+    info.return_value(info.ulong(ev.command.times[index]), param_value_size, param_value,
+                      param_value_size_ret)

@@ -1,0 +1,139 @@
+"""Kernels: creation, arguments, kernel / work-group / argument info."""
+import ctypes
+
+from pyplat import cl
+from pyplat.api import handles, info
+from pyplat.api.entry import entry
+from pyplat.api.errors import CLError, check
+from pyplat.api.program import lookup_program
+from pyplat.core.device import Device
+from pyplat.core.kernel import Kernel
+from pyplat.core.memory import Buffer
+
+
+def lookup_kernel(address):
+    return handles.lookup(address, Kernel, cl.CL_INVALID_KERNEL)
+
+
+@entry
+def clCreateKernel(program, kernel_name, errcode_ret):
+    prog = lookup_program(program)
+    check(prog.built, cl.CL_INVALID_PROGRAM_EXECUTABLE, "the program has not been built")
+    check(kernel_name, cl.CL_INVALID_VALUE, "kernel_name is NULL")
+    name = ctypes.string_at(kernel_name).decode("utf-8", errors="replace")
+    kinfo = prog.result.kernels.get(name)
+    check(kinfo is not None, cl.CL_INVALID_KERNEL_NAME, f"no kernel named {name!r}")
+    return handles.handle_of(Kernel(prog, kinfo), handles.KERNEL)
+
+
+@entry
+def clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret):
+    prog = lookup_program(program)
+    check(prog.built, cl.CL_INVALID_PROGRAM_EXECUTABLE, "the program has not been built")
+    infos = list(prog.result.kernels.values())
+    if kernels:
+        check(num_kernels >= len(infos), cl.CL_INVALID_VALUE, "num_kernels is too small")
+        handles.write_handles(kernels, [handles.handle_of(Kernel(prog, k), handles.KERNEL) for k in infos])
+    info.write_uint(num_kernels_ret, len(infos))
+
+
+@entry
+def clCloneKernel(source_kernel, errcode_ret):
+    return handles.handle_of(lookup_kernel(source_kernel).clone(), handles.KERNEL)
+
+
+@entry
+def clRetainKernel(kernel):
+    lookup_kernel(kernel).retain()
+
+
+@entry
+def clReleaseKernel(kernel):
+    lookup_kernel(kernel).release()
+
+
+@entry
+def clSetKernelArg(kernel, arg_index, arg_size, arg_value):
+    k = lookup_kernel(kernel)
+    check(arg_index < len(k.args), cl.CL_INVALID_ARG_INDEX, f"kernel has {len(k.args)} arguments")
+    arg = k.info.args[arg_index]
+    if arg.kind == "local":
+        check(not arg_value, cl.CL_INVALID_ARG_VALUE, "a __local argument takes a NULL value")
+        check(arg_size > 0, cl.CL_INVALID_ARG_SIZE, "a __local argument needs a size")
+        k.args[arg_index] = ("local", arg_size)
+    elif arg.kind in ("global", "constant"):
+        check(arg_size == 8, cl.CL_INVALID_ARG_SIZE, "a buffer argument's size is sizeof(cl_mem)")
+        handle = ctypes.c_size_t.from_address(arg_value).value if arg_value else 0
+        buffer = handles.lookup(handle, Buffer, cl.CL_INVALID_MEM_OBJECT) if handle else None
+        if buffer is not None:
+            check(buffer.context is k.program.context, cl.CL_INVALID_MEM_OBJECT, "buffer from another context")
+        k.args[arg_index] = ("mem", buffer)
+    else:
+        check(arg_value, cl.CL_INVALID_ARG_VALUE, "arg_value is NULL")
+        check(arg_size == arg.size, cl.CL_INVALID_ARG_SIZE,
+              f"argument {arg.name} ({arg.type_name}) takes {arg.size} bytes, not {arg_size}")
+        k.args[arg_index] = ("value", ctypes.string_at(arg_value, arg_size))
+
+
+INFO = {
+    cl.CL_KERNEL_FUNCTION_NAME: (info.string, lambda k: k.name),
+    cl.CL_KERNEL_NUM_ARGS: (info.uint, lambda k: len(k.args)),
+    cl.CL_KERNEL_REFERENCE_COUNT: (info.uint, lambda k: k.reference_count),
+    cl.CL_KERNEL_CONTEXT: (info.pointer, lambda k: handles.handle_of(k.program.context, handles.CONTEXT)),
+    cl.CL_KERNEL_PROGRAM: (info.pointer, lambda k: handles.handle_of(k.program, handles.PROGRAM)),
+    cl.CL_KERNEL_ATTRIBUTES: (info.string, lambda k: k.info.attributes),
+}
+
+
+@entry
+def clGetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret):
+    info.query(INFO, lookup_kernel(kernel), param_name, param_value_size, param_value, param_value_size_ret)
+
+
+def work_group_size(kernel, device):
+    reqd = kernel.info.reqd_work_group_size
+    if reqd and reqd[0]:
+        return reqd[0] * reqd[1] * reqd[2]
+    return device.max_work_group_size
+
+
+def _global_work_size(kd):
+    raise CLError(cl.CL_INVALID_VALUE, "CL_KERNEL_GLOBAL_WORK_SIZE is only for custom devices and built-in kernels")
+
+
+WG_INFO = {
+    cl.CL_KERNEL_WORK_GROUP_SIZE: (info.size_t, lambda kd: work_group_size(*kd)),
+    cl.CL_KERNEL_COMPILE_WORK_GROUP_SIZE: (info.size_t_array, lambda kd: list(kd[0].info.reqd_work_group_size or (0, 0, 0))),
+    cl.CL_KERNEL_LOCAL_MEM_SIZE: (info.ulong, lambda kd: kd[0].info.local_mem_size + kd[0].local_args_size()),
+    cl.CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: (info.size_t, lambda kd: getattr(kd[1], "preferred_work_group_multiple", 8)),
+    cl.CL_KERNEL_PRIVATE_MEM_SIZE: (info.ulong, lambda kd: kd[0].info.private_mem_size),
+    cl.CL_KERNEL_GLOBAL_WORK_SIZE: (info.size_t_array, _global_work_size),
+}
+
+
+@entry
+def clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param_value, param_value_size_ret):
+    k = lookup_kernel(kernel)
+    if device:
+        dev = handles.lookup(device, Device, cl.CL_INVALID_DEVICE)
+        check(dev in k.program.devices, cl.CL_INVALID_DEVICE, "device not associated with the kernel")
+    else:
+        check(len(k.program.devices) == 1, cl.CL_INVALID_DEVICE, "device is NULL but the program has several")
+        dev = k.program.devices[0]
+    info.query(WG_INFO, (k, dev), param_name, param_value_size, param_value, param_value_size_ret)
+
+
+ARG_INFO = {
+    cl.CL_KERNEL_ARG_ADDRESS_QUALIFIER: (info.uint, lambda a: a.address_qualifier),
+    cl.CL_KERNEL_ARG_ACCESS_QUALIFIER: (info.uint, lambda a: a.access_qualifier),
+    cl.CL_KERNEL_ARG_TYPE_NAME: (info.string, lambda a: a.type_name),
+    cl.CL_KERNEL_ARG_TYPE_QUALIFIER: (info.bitfield, lambda a: a.type_qualifier),
+    cl.CL_KERNEL_ARG_NAME: (info.string, lambda a: a.name),
+}
+
+
+@entry
+def clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret):
+    k = lookup_kernel(kernel)
+    check(arg_index < len(k.args), cl.CL_INVALID_ARG_INDEX, f"kernel has {len(k.args)} arguments")
+    info.query(ARG_INFO, k.info.args[arg_index], param_name, param_value_size, param_value, param_value_size_ret)

@@ -1,0 +1,147 @@
+"""Programs: creation from source or binary, building, info and build info."""
+import ctypes
+
+from pyplat import cl
+from pyplat.api import handles, info
+from pyplat.api.entry import entry
+from pyplat.api.errors import CLError, check
+from pyplat.core.context import Context
+from pyplat.core.device import Device
+from pyplat.core.program import Program
+
+BUILD_NOTIFY = ctypes.CFUNCTYPE(None, ctypes.c_size_t, ctypes.c_void_p)
+
+
+def lookup_program(address):
+    return handles.lookup(address, Program, cl.CL_INVALID_PROGRAM)
+
+
+@entry
+def clCreateProgramWithSource(context, count, strings, lengths, errcode_ret):
+    ctx = handles.lookup(context, Context, cl.CL_INVALID_CONTEXT)
+    check(count and strings, cl.CL_INVALID_VALUE, "count is 0 or strings is NULL")
+    pointers = (ctypes.c_size_t * count).from_address(strings)
+    sizes = (ctypes.c_size_t * count).from_address(lengths) if lengths else [0] * count
+    parts = []
+    for ptr, size in zip(pointers, sizes):
+        check(ptr, cl.CL_INVALID_VALUE, "an entry of strings is NULL")
+        parts.append(ctypes.string_at(ptr, size) if size else ctypes.string_at(ptr))
+    source = b"".join(parts).decode("utf-8", errors="replace")
+    return handles.handle_of(Program(ctx, source), handles.PROGRAM)
+
+
+@entry
+def clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret):
+    ctx = handles.lookup(context, Context, cl.CL_INVALID_CONTEXT)
+    check(num_devices and device_list, cl.CL_INVALID_VALUE, "no devices given")
+    devices = handles.lookup_array(num_devices, device_list, Device, cl.CL_INVALID_DEVICE)
+    check(all(d in ctx.devices for d in devices), cl.CL_INVALID_DEVICE, "device not in the context")
+    check(lengths and binaries, cl.CL_INVALID_VALUE, "lengths or binaries is NULL")
+    sizes = (ctypes.c_size_t * num_devices).from_address(lengths)
+    pointers = (ctypes.c_size_t * num_devices).from_address(binaries)
+    statuses = (ctypes.c_int32 * num_devices).from_address(binary_status) if binary_status else None
+    parsed = []
+    for i, (ptr, size) in enumerate(zip(pointers, sizes)):
+        check(ptr and size, cl.CL_INVALID_VALUE, f"binary {i} is NULL or empty")
+        parsed.append(Program.parse_binary(ctypes.string_at(ptr, size)))
+    if statuses is not None:
+        for i, p in enumerate(parsed):
+            statuses[i] = cl.CL_SUCCESS if p else cl.CL_INVALID_BINARY
+    check(all(parsed), cl.CL_INVALID_BINARY, "not a PyPlat program binary")
+    source, options = parsed[0]
+    check(all(p == parsed[0] for p in parsed), cl.CL_INVALID_BINARY, "binaries of different programs")
+    return handles.handle_of(Program(ctx, source, binary_options=options, devices=devices), handles.PROGRAM)
+
+
+@entry
+def clRetainProgram(program):
+    lookup_program(program).retain()
+
+
+@entry
+def clReleaseProgram(program):
+    lookup_program(program).release()
+
+
+def device_subset(prog, num_devices, device_list):
+    check(bool(num_devices) == bool(device_list), cl.CL_INVALID_VALUE,
+          "num_devices and device_list disagree")
+    if not device_list:
+        return list(prog.devices)
+    devices = handles.lookup_array(num_devices, device_list, Device, cl.CL_INVALID_DEVICE)
+    check(all(d in prog.devices for d in devices), cl.CL_INVALID_DEVICE, "device not associated with the program")
+    return devices
+
+
+@entry
+def clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data):
+    prog = lookup_program(program)
+    devices = device_subset(prog, num_devices, device_list)
+    check(pfn_notify or not user_data, cl.CL_INVALID_VALUE, "user_data without pfn_notify")
+    check(prog.kernel_count == 0, cl.CL_INVALID_OPERATION, "kernels are attached to the program")
+    text = ctypes.string_at(options).decode("utf-8", errors="replace") if options else ""
+    if prog.from_binary and not text:
+        text = prog.options
+    result = prog.build(devices, text)
+    if pfn_notify:
+        BUILD_NOTIFY(pfn_notify)(program, user_data)
+    if result.invalid_options:
+        return cl.CL_INVALID_BUILD_OPTIONS
+    if not result.ok:
+        return cl.CL_BUILD_PROGRAM_FAILURE
+
+
+def _require_built(prog):
+    check(prog.built, cl.CL_INVALID_PROGRAM_EXECUTABLE, "the program has not been built")
+    return prog
+
+
+
+
+INFO = {
+    cl.CL_PROGRAM_REFERENCE_COUNT: (info.uint, lambda p: p.reference_count),
+    cl.CL_PROGRAM_CONTEXT: (info.pointer, lambda p: handles.handle_of(p.context, handles.CONTEXT)),
+    cl.CL_PROGRAM_NUM_DEVICES: (info.uint, lambda p: len(p.devices)),
+    cl.CL_PROGRAM_DEVICES: (info.size_t_array, lambda p: [handles.handle_of(d, handles.DEVICE) for d in p.devices]),
+    cl.CL_PROGRAM_SOURCE: (info.string, lambda p: p.source),
+    cl.CL_PROGRAM_IL: (info.raw, lambda p: b""),
+    cl.CL_PROGRAM_BINARY_SIZES: (info.size_t_array, lambda p: [len(p.binary())] * len(p.devices)),
+    cl.CL_PROGRAM_NUM_KERNELS: (info.size_t, lambda p: len(_require_built(p).kernel_names)),
+    cl.CL_PROGRAM_KERNEL_NAMES: (info.string, lambda p: ";".join(_require_built(p).kernel_names)),
+    cl.CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT: (info.boolean, lambda p: False),
+    cl.CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT: (info.boolean, lambda p: False),
+}
+
+
+@entry
+def clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret):
+    prog = lookup_program(program)
+    if param_name == cl.CL_PROGRAM_BINARIES:
+        # An array of pointers, one per device, each to a buffer of CL_PROGRAM_BINARY_SIZES bytes.
+        n = len(prog.devices)
+        info.return_value(b"\0" * 8 * n, param_value_size, 0, param_value_size_ret)
+        if param_value:
+            check(param_value_size >= 8 * n, cl.CL_INVALID_VALUE, "param_value_size too small")
+            data = prog.binary()
+            for ptr in (ctypes.c_size_t * n).from_address(param_value):
+                if ptr and data:
+                    ctypes.memmove(ptr, data, len(data))
+        return
+    info.query(INFO, prog, param_name, param_value_size, param_value, param_value_size_ret)
+
+
+BUILD_INFO = {
+    cl.CL_PROGRAM_BUILD_STATUS: (info.int32, lambda pd: pd[0].status[pd[1]]),
+    cl.CL_PROGRAM_BUILD_OPTIONS: (info.string, lambda pd: pd[0].options),
+    cl.CL_PROGRAM_BUILD_LOG: (info.string, lambda pd: pd[0].log[pd[1]]),
+    cl.CL_PROGRAM_BINARY_TYPE: (info.uint, lambda pd: pd[0].binary_type),
+    cl.CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE: (info.size_t, lambda pd: 0),
+}
+
+
+@entry
+def clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret):
+    prog = lookup_program(program)
+    dev = handles.lookup(device, Device, cl.CL_INVALID_DEVICE)
+    check(dev in prog.devices, cl.CL_INVALID_DEVICE, "device not associated with the program")
+    info.query(BUILD_INFO, (prog, dev), param_name, param_value_size, param_value, param_value_size_ret)

@@ -1,0 +1,66 @@
+"""Kernels: argument values as set by clSetKernelArg, and their snapshot for a launch."""
+import ctypes
+
+from pyplat.core.memory import aligned_allocation
+from pyplat.core.object import RefCounted
+
+
+class Kernel(RefCounted):
+    def __init__(self, program, info):
+        super().__init__()
+        self.program = program.retain()
+        program.kernel_count += 1
+        self.info = info
+        self.name = info.name
+        # Per argument: ("mem", Buffer or None) | ("local", size) | ("value", bytes)
+        self.args = [None] * len(info.args)
+
+    @property
+    def all_args_set(self):
+        return all(a is not None for a in self.args)
+
+    def clone(self):
+        other = Kernel(self.program, self.info)
+        other.args = list(self.args)
+        return other
+
+    def snapshot(self, local_scratch_base):
+        """Arguments as the work-group function reads them: (argv address, keepalive, buffers).
+
+        All argument storage lives in one block, each value aligned to its size (up to 128 bytes)
+        so vector arguments can be loaded with aligned instructions. Local arguments get
+        consecutive 128-byte aligned pieces of the scratch area after the kernel's own __local
+        variables, starting at `local_scratch_base`.
+        """
+        n = len(self.args)
+        cells, offset = [], 8 * max(n, 1)
+        for kind, value in self.args:
+            size = len(value) if kind == "value" else 8
+            align = min(128, 1 << max(0, (max(size, 1) - 1).bit_length()))
+            offset += -offset % align
+            cells.append(offset)
+            offset += max(size, 1)
+        block, base = aligned_allocation(offset)
+        argv = (ctypes.c_uint64 * max(n, 1)).from_address(base)
+        buffers = []
+        local_offset = local_scratch_base
+        for i, (kind, value) in enumerate(self.args):
+            address = base + cells[i]
+            argv[i] = address
+            if kind == "mem":
+                ctypes.c_uint64.from_address(address).value = value.address if value is not None else 0
+                if value is not None:
+                    buffers.append(value)
+            elif kind == "local":
+                ctypes.c_uint64.from_address(address).value = local_offset
+                local_offset += (value + 127) & ~127
+            elif value:
+                ctypes.memmove(address, value, len(value))
+        return base, block, buffers
+
+    def local_args_size(self):
+        return sum((v + 127) & ~127 for k, v in self.args if k == "local")
+
+    def destroy(self):
+        self.program.kernel_count -= 1
+        self.program.release()

@@ -1,0 +1,76 @@
+"""Programs: source, build options, build status and logs, the compiled kernels."""
+import json
+import threading
+
+from pyplat import cl
+from pyplat.core.object import RefCounted
+
+BINARY_MAGIC = b"PYPLAT-PROGRAM-1\n"
+
+
+class Program(RefCounted):
+    """A program of one context. All devices of a context share one CPU code generation, so a
+    build produces one result that serves every device it was built for."""
+
+    def __init__(self, context, source=None, binary_options=None, devices=None):
+        super().__init__()
+        self.context = context.retain()
+        self.devices = list(devices or context.devices)
+        self.source = source or ""
+        self.options = binary_options or ""
+        self.status = {d: cl.CL_BUILD_NONE for d in self.devices}
+        self.log = {d: "" for d in self.devices}
+        self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_NONE
+        self.from_binary = binary_options is not None
+        if self.from_binary:
+            self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+        self.result = None
+        self.kernel_count = 0          # kernels alive: a program with kernels cannot be rebuilt
+        self._lock = threading.Lock()
+
+    @property
+    def built(self):
+        return self.result is not None
+
+    def build(self, devices, options):
+        """Compile for `devices`. Returns the compiler's result (its .ok, .log, .invalid_options)."""
+        from pyplat import compiler
+        with self._lock:
+            for d in devices:
+                self.status[d] = cl.CL_BUILD_IN_PROGRESS
+            result = compiler.build(self.source, options)
+            for d in devices:
+                self.status[d] = cl.CL_BUILD_SUCCESS if result.ok else cl.CL_BUILD_ERROR
+                self.log[d] = result.log
+            self.options = options
+            if result.ok:
+                self.result = result
+                self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+            return result
+
+    @property
+    def kernel_names(self):
+        return list(self.result.kernels) if self.result else []
+
+    def binary(self):
+        """The program as CL_PROGRAM_BINARIES returns it: source and options in a container that
+        clCreateProgramWithBinary accepts (building it recompiles the source)."""
+        if self.binary_type == cl.CL_PROGRAM_BINARY_TYPE_NONE:
+            return b""
+        header = json.dumps({"options": self.options}).encode()
+        return BINARY_MAGIC + header + b"\n" + self.source.encode()
+
+    @staticmethod
+    def parse_binary(data):
+        """(source, options) of a binary from ``binary()``, or None if it is not one."""
+        if not data.startswith(BINARY_MAGIC):
+            return None
+        try:
+            header, _, source = data[len(BINARY_MAGIC):].partition(b"\n")
+            return source.decode(), json.loads(header)["options"]
+        except (ValueError, KeyError, UnicodeDecodeError):
+            return None
+
+    def destroy(self):
+        self.result = None
+        self.context.release()
