@@ -1,0 +1,43 @@
+"""The OpenCL C API of PyPlat called in-process, without a loader: each clXxx is the very ctypes
+callback the ICD shim would call, so arguments, return codes and errcode_ret behave as from C.
+
+    from capi import CL, ptr, out
+    n = ctypes.c_uint32(); CL.clGetPlatformIDs(0, None, ctypes.byref(n))
+"""
+import ctypes
+
+from pyplat.api import bridge, handles
+from pyplat.api._entry_points import ENTRY_POINTS
+from pyplat.api.entry import IMPLEMENTED, load_all
+
+
+class _API:
+    def __init__(self):
+        load_all()
+        self._slots = {s[0]: s for s in ENTRY_POINTS if s is not None}
+        self._callbacks = {}
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in self._callbacks:
+            _, ret_kind, arg_kinds = self._slots[name]
+            fn = IMPLEMENTED[name]
+            self._callbacks[name] = bridge.make_callback(name, ret_kind, arg_kinds, fn)
+        return self._callbacks[name]
+
+
+CL = _API()
+
+
+def addr(obj):
+    """Address of a ctypes object or numpy array, for pointer arguments (0 for None)."""
+    if obj is None:
+        return 0
+    if hasattr(obj, "ctypes"):
+        return obj.ctypes.data
+    return ctypes.addressof(obj)
+
+
+def err():
+    return ctypes.c_int32(12345)
