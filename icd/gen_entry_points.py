@@ -51,10 +51,10 @@ def kind_of(ty):
     return SCALAR_KINDS[spelling]
 
 
-def param_text(parm, index):
+def param_text(parm, index, declared_name=""):
     """Declaration text of a parameter, keeping typedef names and callback syntax."""
     toks = [t.spelling for t in parm.get_tokens()]
-    name = parm.spelling or f"a{index}"
+    name = parm.spelling or declared_name or f"a{index}"
     if not parm.spelling:
         spelling = parm.type.spelling
         if "(*)" in spelling:  # unnamed pointer to function: the name goes inside
@@ -90,6 +90,9 @@ def collect(tu):
         elif cur.kind == ci.CursorKind.STRUCT_DECL and cur.spelling == "_cl_icd_dispatch":
             if cur.is_definition():
                 dispatch = cur
+    # cl_icd.h leaves some parameters unnamed; the declarations in cl.h name them all.
+    declared = {cur.spelling: [p.spelling for p in cur.get_arguments()]
+                for cur in tu.cursor.get_children() if cur.kind == ci.CursorKind.FUNCTION_DECL}
     slots = []
     for field in dispatch.get_children():
         if field.kind != ci.CursorKind.FIELD_DECL:
@@ -101,7 +104,8 @@ def collect(tu):
             slots.append({"name": name, "typedef": field.type.spelling, "available": False})
             continue
         parms = [c for c in td.get_children() if c.kind == ci.CursorKind.PARM_DECL]
-        params = [param_text(p, i) for i, p in enumerate(parms)]
+        names = declared.get(name, [])
+        params = [param_text(p, i, names[i] if i < len(names) else "") for i, p in enumerate(parms)]
         slots.append({
             "name": name, "typedef": td.spelling, "available": True,
             "ret": proto.get_result().spelling, "ret_kind": kind_of(proto.get_result()),
