@@ -1,0 +1,47 @@
+"""Small helpers over capi for tests: a context and queue on PyPlat's first device."""
+import ctypes
+
+from capi import CL, addr, err
+from pyplat import cl
+
+
+def first_device():
+    plat, dev = ctypes.c_size_t(), ctypes.c_size_t()
+    assert CL.clGetPlatformIDs(1, addr(plat), 0) == cl.CL_SUCCESS
+    assert CL.clGetDeviceIDs(plat.value, cl.CL_DEVICE_TYPE_ALL, 1, addr(dev), 0) == cl.CL_SUCCESS
+    return dev.value
+
+
+def make_context():
+    dev = ctypes.c_size_t(first_device())
+    e = err()
+    ctx = CL.clCreateContext(0, 1, addr(dev), 0, 0, addr(e))
+    assert e.value == cl.CL_SUCCESS
+    return ctx, dev.value
+
+
+def make_queue(ctx, dev, properties=0):
+    e = err()
+    q = CL.clCreateCommandQueue(ctx, dev, properties, addr(e))
+    assert e.value == cl.CL_SUCCESS
+    return q
+
+
+def make_buffer(ctx, size, flags=cl.CL_MEM_READ_WRITE, host=None):
+    e = err()
+    buf = CL.clCreateBuffer(ctx, flags, size, addr(host), addr(e))
+    assert e.value == cl.CL_SUCCESS, e.value
+    return buf
+
+
+def event_status(event):
+    st = ctypes.c_int32()
+    assert CL.clGetEventInfo(event, cl.CL_EVENT_COMMAND_EXECUTION_STATUS, 4, addr(st), 0) == cl.CL_SUCCESS
+    return st.value
+
+
+def read(queue, buf, nbytes, dtype):
+    import numpy as np
+    out = np.empty(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
+    assert CL.clEnqueueReadBuffer(queue, buf, 1, 0, nbytes, addr(out), 0, 0, 0) == cl.CL_SUCCESS
+    return out
