@@ -37,8 +37,13 @@ _lock = threading.Lock()
 
 
 def set_dispatch(address):
+    """Called when the shim attaches. Handles made before (by in-process callers that went
+    around the loader) get the dispatch pointer too, since a loader may see them later."""
     global _dispatch_address
-    _dispatch_address = address
+    with _lock:
+        _dispatch_address = address
+        for struct in _structs.values():
+            struct.dispatch = address
 
 
 def handle_of(obj, kind):
