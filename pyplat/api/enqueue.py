@@ -265,6 +265,7 @@ def clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_w
 
 @entry
 def clEnqueueMarker(command_queue, event):
+    lookup_queue(command_queue)
     check(event, cl.CL_INVALID_VALUE, "event is NULL")
     clEnqueueMarkerWithWaitList(command_queue, 0, 0, event)
 
