@@ -1,0 +1,593 @@
+"""Front end: libclang cursors -> our typed tree, in a single walk.
+
+Typing happens here: clang has already type-checked the program; we read each
+expression's type once, and turn libclang's UNEXPOSED_EXPR (implicit casts,
+swizzles) into explicit nodes whose meaning follows from source and target types.
+"""
+import re
+import clang.cindex as ci
+from clang.cindex import CursorKind as CK, TypeKind as TK
+
+from . import types as T
+from . import clangapi as capi
+from . import swizzle as SW
+from .tree import Node, Var, Func, CompileError
+
+_SCALARS = {
+    TK.BOOL: T.BOOL, TK.CHAR_S: T.CHAR, TK.SCHAR: T.CHAR, TK.CHAR_U: T.UCHAR, TK.UCHAR: T.UCHAR,
+    TK.SHORT: T.SHORT, TK.USHORT: T.USHORT, TK.INT: T.INT, TK.UINT: T.UINT, TK.LONG: T.LONG,
+    TK.ULONG: T.ULONG, TK.LONGLONG: T.LONG, TK.ULONGLONG: T.ULONG, TK.HALF: T.HALF,
+    TK.FLOAT: T.FLOAT, TK.DOUBLE: T.DOUBLE, TK.VOID: T.VOID,
+}
+if hasattr(TK, 'FLOAT16'):
+    _SCALARS[TK.FLOAT16] = T.HALF
+ADDRSPACE = {0: "private", 1: "global", 2: "local", 3: "constant", 4: "private", 5: "generic"}
+_LITERALS = (CK.INTEGER_LITERAL, CK.FLOATING_LITERAL, CK.CHARACTER_LITERAL, CK.CXX_UNARY_EXPR,
+             CK.CXX_BOOL_LITERAL_EXPR)
+BARRIERS = ("barrier", "work_group_barrier")
+
+
+def _strip_quals(s):
+    s = re.sub(r"\b(const|volatile|restrict|__restrict|__global|global|__constant|constant|__local|local|"
+               r"__private|private|__generic|generic|__read_only|__write_only|__read_write)\b", " ", s)
+    s = re.sub(r"\s+", " ", s).strip()
+    s = s.replace(" *", "*")
+    for long_, short in (("unsigned char", "uchar"), ("unsigned short", "ushort"), ("unsigned int", "uint"),
+                         ("unsigned long", "ulong"), ("signed char", "char")):
+        s = re.sub(r"\b%s\b" % long_, short, s)
+    return s
+
+
+class Frontend:
+    def __init__(self, tu, sources):
+        self.tu = tu
+        self.sources = sources          # file name -> text (for accessor recovery)
+        self.tcache = {}
+        self.rcache = {}
+        self.vars = {}                  # decl hash -> Var
+        self.funcs = {}                 # decl hash -> Func
+        self.func_order = []
+        self.globals = []               # program-scope variables in use
+        self.accessors = []             # (node, cursor, kind) member/swizzle nodes in post-order
+        self.unresolved = []
+        self.cur_func = None
+
+    # ------------------------------------------------------------------ types
+    def ty(self, ct):
+        sp = ct.spelling
+        t = self.tcache.get(sp)
+        if t is None:
+            t = self._conv(ct.get_canonical(), ct)
+            self.tcache[sp] = t
+        return t
+
+    def _conv(self, ct, orig):
+        k = ct.kind
+        s = _SCALARS.get(k)
+        if s is not None:
+            return s
+        if k in (TK.EXTVECTOR, TK.VECTOR):
+            return T.vector(self._conv(ct.element_type.get_canonical(), None), ct.element_count)
+        if k == TK.POINTER:
+            pt = ct.get_pointee()
+            if pt.kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+                return None
+            return T.Pointer(self.ty(pt), ADDRSPACE.get(pt.get_address_space(), "private"),
+                             pt.is_const_qualified())
+        if k == TK.CONSTANTARRAY:
+            return T.Array(self.ty(ct.element_type), ct.element_count)
+        if k == TK.INCOMPLETEARRAY:
+            return T.Array(self.ty(ct.element_type), 0)
+        if k == TK.RECORD:
+            key = ct.spelling
+            r = self.rcache.get(key)
+            if r is not None:
+                return r
+            decl = ct.get_declaration()
+            r = T.Struct(key, ct.get_size(), ct.get_align(), {}, decl.kind == CK.UNION_DECL)
+            self.rcache[key] = r
+            for f in decl.get_children():
+                if f.kind == CK.FIELD_DECL:
+                    if f.is_bitfield():
+                        raise CompileError("bit-fields are not supported yet", f)
+                    r.fields[f.spelling] = (ct.get_offset(f.spelling) // 8, self.ty(f.type))
+            return r
+        if k == TK.ENUM:
+            return self._conv(ct.get_declaration().enum_type.get_canonical(), None)
+        if k in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+            return None
+        raise CompileError("unsupported type '%s'" % (orig or ct).spelling)
+
+    # ------------------------------------------------------------------ program
+    def run(self):
+        kernels = []
+        for c in self.tu.cursor.get_children():
+            if c.kind == CK.FUNCTION_DECL and c.is_definition():
+                if capi.calling_conv(c.type) == 200 or any(
+                        a.kind == CK.UNEXPOSED_ATTR and self._attr_tokens(a)[:1] in (["__kernel"], ["kernel"])
+                        for a in c.get_children() if a.kind.is_attribute()):
+                    kernels.append(self.function(c, True))
+        self.resolve_swizzles()
+        return kernels
+
+    def _attr_tokens(self, a):
+        return [t.spelling for t in a.get_tokens()]
+
+    def function(self, c, is_kernel=False):
+        h = c.hash
+        f = self.funcs.get(h)
+        if f is not None:
+            if f.body is None:
+                raise CompileError("recursion is not supported", c)
+            return f
+        ftype = c.type
+        ret = self.ty(ftype.get_result())
+        params = []
+        f = Func(c.spelling, ret, params, None, is_kernel, c)
+        self.funcs[h] = f
+        body = None
+        attrs = []
+        for ch in c.get_children():
+            k = ch.kind
+            if k == CK.PARM_DECL:
+                pt = ch.type
+                t = self.ty(pt)
+                if t is None:
+                    raise CompileError("function pointer parameters are not supported", ch)
+                v = Var(ch.spelling, t, "param", ch)
+                v.index = len(params)
+                self.vars[ch.hash] = v
+                params.append(v)
+                if is_kernel:
+                    info = {"type_name": _strip_quals(pt.spelling), "addrspace": "private",
+                            "const": False, "restrict": pt.is_restrict_qualified(), "volatile": False}
+                    if pt.kind == TK.POINTER or t.is_pointer:
+                        pe = pt.get_pointee()
+                        info["addrspace"] = ADDRSPACE.get(pe.get_address_space(), "private")
+                        info["const"] = pe.is_const_qualified()
+                        info["volatile"] = pe.is_volatile_qualified()
+                        info["type_name"] = _strip_quals(pe.spelling) + "*"
+                    v.restrict = info["restrict"]
+                    f.param_info.append(info)
+            elif k == CK.COMPOUND_STMT:
+                body = ch
+            elif k.is_attribute() and is_kernel:
+                toks = self._attr_tokens(ch)
+                if toks and toks[0] not in ("__kernel", "kernel"):
+                    txt = "".join(toks)
+                    attrs.append(txt)
+                    if toks[0] == "reqd_work_group_size":
+                        nums = [capi.evaluate(x) for x in ch.get_children()]
+                        if len(nums) != 3 or None in nums:
+                            nums = [int(x) for x in re.findall(r"\d+", txt)[:3]]
+                        f.reqd = tuple(nums)
+        f.attributes = " ".join(attrs)
+        prev = self.cur_func
+        self.cur_func = f
+        try:
+            f.body = self.stmt(body) if body is not None else Node("block")
+        finally:
+            self.cur_func = prev
+        self.func_order.append(f)
+        return f
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, c):
+        k = c.kind
+        if k == CK.COMPOUND_STMT:
+            return Node("block", kids=[self.stmt(x) for x in c.get_children()], cur=c)
+        if k == CK.DECL_STMT:
+            return Node("block", kids=[self.decl(x) for x in c.get_children()], cur=c)
+        if k == CK.RETURN_STMT:
+            kids = list(c.get_children())
+            return Node("return", kids=[self.rvalue(self.expr(kids[0]))] if kids else [], cur=c)
+        if k == CK.IF_STMT:
+            kids = list(c.get_children())
+            return Node("if", kids=[self.rvalue(self.expr(kids[0])), self.stmt(kids[1]),
+                                    self.stmt(kids[2]) if len(kids) > 2 else None], cur=c)
+        if k == CK.WHILE_STMT:
+            cond, body = list(c.get_children())
+            return Node("while", kids=[self.rvalue(self.expr(cond)), self.stmt(body)], cur=c)
+        if k == CK.DO_STMT:
+            body, cond = list(c.get_children())
+            return Node("do", kids=[self.stmt(body), self.rvalue(self.expr(cond))], cur=c)
+        if k == CK.FOR_STMT:
+            return self.for_stmt(c)
+        if k == CK.BREAK_STMT:
+            return Node("break", cur=c)
+        if k == CK.CONTINUE_STMT:
+            return Node("continue", cur=c)
+        if k == CK.NULL_STMT:
+            return Node("nop")
+        if k.is_expression():
+            return Node("expr", kids=[self.expr(c)], cur=c)
+        if k == CK.SWITCH_STMT:
+            raise CompileError("switch statements are not supported yet", c)
+        if k in (CK.GOTO_STMT, CK.LABEL_STMT):
+            raise CompileError("goto and labels are not supported", c)
+        raise CompileError("unsupported statement (%s)" % k.name.lower(), c)
+
+    def for_stmt(self, c):
+        kids = list(c.get_children())
+        body = kids[-1]
+        parts = kids[:-1]
+        init = cond = inc = None
+        if len(parts) == 3:
+            init, cond, inc = parts
+        elif parts:
+            slots = self._for_slots(c, body, parts)
+            for p, s in zip(parts, slots):
+                if s == 0:
+                    init = p
+                elif s == 1:
+                    cond = p
+                else:
+                    inc = p
+        n_init = self.stmt(init) if init is not None else None
+        n_cond = self.rvalue(self.expr(cond)) if cond is not None else None
+        n_inc = self.expr(inc) if inc is not None else None
+        return Node("for", kids=[n_init, n_cond, n_inc, self.stmt(body)], cur=c)
+
+    def _for_slots(self, c, body, parts):
+        """Which of init/cond/inc each present part is, by the semicolons of the header."""
+        start, bstart = c.extent.start, body.extent.start
+        fname = start.file.name if start.file else None
+        text = self.sources.get(fname)
+        if text is not None and bstart.offset > start.offset:
+            semis, depth = [], 0
+            for tok, pos in SW.tokenize(text, start.offset, bstart.offset):
+                if tok == "(":
+                    depth += 1
+                elif tok == ")":
+                    depth -= 1
+                elif tok == ";" and depth == 1:
+                    semis.append(pos)
+            if len(semis) == 2:
+                out = []
+                for p in parts:
+                    o = p.extent.start.offset
+                    out.append(0 if o < semis[0] else 1 if o < semis[1] else 2)
+                return out
+        # fallback (header written inside a macro): declarations are init, then cond, then inc
+        out, nxt = [], 0
+        for p in parts:
+            if p.kind == CK.DECL_STMT:
+                out.append(0)
+                nxt = 1
+            else:
+                out.append(max(nxt, 1))
+                nxt = max(nxt, 1) + 1
+        return out
+
+    def decl(self, c):
+        k = c.kind
+        if k != CK.VAR_DECL:
+            if k in (CK.STRUCT_DECL, CK.UNION_DECL, CK.TYPEDEF_DECL, CK.ENUM_DECL):
+                return Node("nop")
+            raise CompileError("unsupported declaration (%s)" % k.name.lower(), c)
+        ct = c.type
+        t = self.ty(ct)
+        if c.storage_class == ci.StorageClass.STATIC:
+            raise CompileError("static local variables are not supported yet", c)
+        asp = ADDRSPACE.get(ct.get_address_space(), "private")
+        v = Var(c.spelling, t, "private", c)
+        self.vars[c.hash] = v
+        kids = [x for x in c.get_children() if x.kind.is_expression()]
+        init = None
+        if kids:
+            if t.is_array:
+                if kids[-1].kind in (CK.INIT_LIST_EXPR, CK.STRING_LITERAL):
+                    init = kids[-1]
+            else:
+                init = kids[-1]
+        if asp == "local":
+            if init is not None:
+                raise CompileError("__local variables cannot have an initializer", c)
+            v.storage = "local"
+            f = self.cur_func
+            if f is None or not f.is_kernel:
+                raise CompileError("__local variables are only supported at kernel scope", c)
+            f.local_vars.append(v)
+            return Node("nop")
+        if asp == "constant":
+            v.storage = "constant"
+            v.init = self.const_init(init, t) if init is not None else None
+            self.globals.append(v)
+            return Node("nop")
+        n_init = self.rvalue(self.expr(init)) if init is not None else None
+        return Node("decl", kids=[n_init] if n_init is not None else [], val=v, cur=c)
+
+    def const_init(self, c, t):
+        """Constant initializer as nested python lists of numbers."""
+        while c.kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR) and t is not None and \
+                not (t.is_scalar) and len(list(c.get_children())) == 1:
+            c = list(c.get_children())[0]
+        if c.kind == CK.INIT_LIST_EXPR or c.kind == CK.COMPOUND_LITERAL_EXPR:
+            kids = [x for x in c.get_children() if x.kind.is_expression()]
+            if c.kind == CK.COMPOUND_LITERAL_EXPR:
+                return self.const_init(kids[-1], t)
+            if t.is_array:
+                return [self.const_init(x, t.elem) for x in kids]
+            if t.is_struct:
+                ftypes = [ft for _, ft in sorted(t.fields.values(), key=lambda p: p[0])]
+                return [self.const_init(x, ft) for x, ft in zip(kids, ftypes)]
+            if t.is_vector:
+                out = []
+                for x in kids:
+                    xt = self.ty(x.type)
+                    v = self.const_init(x, xt)
+                    out += v if isinstance(v, list) else [v]
+                return out
+        v = capi.evaluate(c)
+        if v is None:
+            raise CompileError("initializer of a program-scope variable is not a constant", c)
+        if t is not None and t.is_vector:
+            return [v] * t.count
+        return v
+
+    # ------------------------------------------------------------------ expressions
+    def rvalue(self, n):
+        if n.lv:
+            if n.type.is_array:
+                return Node("decay", T.Pointer(n.type.elem), [n], cur=n.cur)
+            return Node("load", n.type, [n], cur=n.cur)
+        return n
+
+    def conv(self, n, t, cur=None):
+        n = self.rvalue(n)
+        if n.type == t:
+            return n
+        return Node("conv", t, [n], cur=cur)
+
+    def expr(self, c):
+        h = _EXPR.get(c.kind)
+        if h is None:
+            raise CompileError("unsupported expression (%s)" % c.kind.name.lower(), c)
+        return h(self, c)
+
+    def e_literal(self, c):
+        v = capi.evaluate(c)
+        if v is None:
+            raise CompileError("cannot evaluate constant expression", c)
+        t = self.ty(c.type)
+        return Node("const", t, val=v, cur=c)
+
+    def e_paren(self, c):
+        return self.expr(next(c.get_children()))
+
+    def e_declref(self, c):
+        ref = c.referenced
+        rk = ref.kind
+        if rk in (CK.VAR_DECL, CK.PARM_DECL):
+            v = self.vars.get(ref.hash)
+            if v is None:
+                v = self.global_var(ref, c)
+            return Node("var", v.type, lv=True, val=v, cur=c)
+        if rk == CK.ENUM_CONSTANT_DECL:
+            return Node("const", self.ty(c.type), val=ref.enum_value, cur=c)
+        if rk == CK.FUNCTION_DECL:
+            return Node("func", None, val=ref, cur=c)
+        raise CompileError("unsupported reference to '%s'" % c.spelling, c)
+
+    def global_var(self, ref, c):
+        t = self.ty(ref.type)
+        asp = ADDRSPACE.get(ref.type.get_address_space(), "private")
+        if asp != "constant":
+            raise CompileError("program-scope variable '%s' must be in the __constant address space"
+                               % ref.spelling, c)
+        v = Var(ref.spelling, t, "constant", ref)
+        kids = [x for x in ref.get_children() if x.kind.is_expression()]
+        init = None
+        if kids and (not t.is_array or kids[-1].kind in (CK.INIT_LIST_EXPR, CK.STRING_LITERAL)):
+            init = kids[-1]
+        v.init = self.const_init(init, t) if init is not None else None
+        self.vars[ref.hash] = v
+        self.globals.append(v)
+        return v
+
+    def e_unexposed(self, c):
+        kids = list(c.get_children())
+        t = self.ty(c.type) if c.type.kind != TK.INVALID else None
+        if not kids:
+            if t is None:
+                raise CompileError("unsupported expression", c)
+            return Node("zero", t, cur=c)
+        if len(kids) != 1:
+            raise CompileError("unsupported expression (builtin with %d operands)" % len(kids), c)
+        ch = kids[0]
+        sub = self.expr(ch)
+        if sub.op == "func" or t is None:
+            return sub
+        s = sub.type
+        if s.is_vector and ((t.is_scalar and t == s.elem) or (t.is_vector and t.elem == s.elem)):
+            if t.is_vector and t.count == s.count:
+                if sub.lv:
+                    is_swz = c.type.get_address_space() == ch.type.get_address_space()
+                else:
+                    is_swz = c.extent.end.offset != ch.extent.end.offset
+            else:
+                is_swz = True
+            if is_swz:
+                return self.swizzle(c, sub, t)
+        if sub.lv:
+            n = self.rvalue(sub)
+            return n if n.type == t else self.conv(n, t, c)
+        return self.conv(sub, t, c)
+
+    def swizzle(self, c, base, t):
+        n = Node("swz", t, [base], lv=base.lv, cur=c)
+        end = capi.spelling_loc(c.extent.end)
+        text = self.sources.get(end[0])
+        name = SW.accessor_before(text, end[3]) if text is not None else None
+        if name is not None:
+            idx = SW.parse_accessor(name, base.type.count)
+            if idx is not None and len(idx) == (t.count if t.is_vector else 1):
+                n.val = idx
+        self.accessors.append((n, c, end))
+        if n.val is None:
+            self.unresolved.append(n)
+        return n
+
+    def resolve_swizzles(self):
+        if not self.unresolved:
+            return
+        macros = {}
+        for text in self.sources.values():
+            macros.update(SW.collect_defines(text))
+        groups = {}
+        for n, c, end in self.accessors:
+            ex = capi.expansion_loc(c.extent.start)
+            groups.setdefault((ex[0], ex[3]), []).append((n, c, end))
+        for (fname, off), items in groups.items():
+            if not any(n.val is None and n.op == "swz" for n, _, _ in items):
+                continue
+            text = self.sources.get(fname)
+            acc, inv_end = SW.invocation_accessors(text, off, macros) if text else (None, off)
+            bad = items[0][1]
+            if acc is None:
+                raise CompileError("cannot determine the vector component accessor of this expression", bad)
+            # keep the nodes whose accessor lies inside this invocation
+            mine = [(n, c) for n, c, end in items
+                    if n.val is None or (end[0] == fname and off <= end[3] <= inv_end)]
+            if len(mine) != len(acc):
+                raise CompileError("cannot determine the vector component accessor of this expression "
+                                   "(macro too complex)", bad)
+            for (n, c), name in zip(mine, acc):
+                if n.op == "member":
+                    if n.val[2] != name:
+                        raise CompileError("cannot match member accessors in macro expansion", c)
+                    continue
+                idx = SW.parse_accessor(name, n.kids[0].type.count)
+                if idx is None or len(idx) != (n.type.count if n.type.is_vector else 1):
+                    raise CompileError("cannot determine the vector component accessor of this expression", c)
+                n.val = idx
+
+    def e_member(self, c):
+        base = self.expr(next(c.get_children()))
+        name = c.spelling
+        bt = base.type
+        arrow = bt.is_pointer
+        st = bt.pointee if arrow else bt
+        if arrow:
+            base = self.rvalue(base)
+        if not st.is_struct or name not in st.fields:
+            raise CompileError("unsupported member access '%s'" % name, c)
+        off, ft = st.fields[name]
+        n = Node("member", ft, [base], lv=True, val=(off, arrow, name), cur=c)
+        self.accessors.append((n, c, capi.spelling_loc(c.extent.end)))
+        return n
+
+    def e_subscript(self, c):
+        a, b = (self.expr(x) for x in c.get_children())
+        t = self.ty(c.type)
+        if a.type.is_vector and a.lv:
+            return Node("vindex", t, [a, self.rvalue(b)], lv=True, cur=c)
+        a, b = self.rvalue(a), self.rvalue(b)
+        if b.type.is_pointer:
+            a, b = b, a
+        return Node("index", t, [a, b], lv=True, cur=c)
+
+    def e_unary(self, c):
+        op = capi.UNOPS.get(capi.unop_kind(c))
+        sub = self.expr(next(c.get_children()))
+        t = self.ty(c.type)
+        if op == "&":
+            return Node("addr", t, [sub], cur=c)
+        if op == "*":
+            return Node("deref", t, [self.rvalue(sub)], lv=True, cur=c)
+        if op in ("pre++", "pre--", "post++", "post--"):
+            return Node("incdec", t, [sub], val=(1 if op[-1] == "+" else -1, op.startswith("post")), cur=c)
+        if op in ("+", "__extension__"):
+            return self.conv(sub, t, c)
+        if op in ("-", "~", "!"):
+            return Node("unary", t, [self.rvalue(sub)], val=op, cur=c)
+        raise CompileError("unsupported unary operator", c)
+
+    def e_binary(self, c):
+        op = capi.BINOPS.get(capi.binop_kind(c))
+        ca, cb = c.get_children()
+        a, b = self.expr(ca), self.expr(cb)
+        t = self.ty(c.type)
+        if op == "=":
+            return Node("assign", t, [a, self.rvalue(b)], cur=c)
+        if op in ("&&", "||"):
+            return Node("land" if op == "&&" else "lor", t, [self.rvalue(a), self.rvalue(b)], cur=c)
+        if op == ",":
+            return Node("comma", t, [a, self.rvalue(b)], cur=c)
+        if op is None:
+            raise CompileError("unsupported binary operator", c)
+        return Node("bin", t, [self.rvalue(a), self.rvalue(b)], val=op, cur=c)
+
+    def e_cassign(self, c):
+        op = capi.BINOPS.get(capi.binop_kind(c))
+        ca, cb = c.get_children()
+        a, b = self.expr(ca), self.expr(cb)
+        return Node("cassign", self.ty(c.type), [a, self.rvalue(b)], val=op[:-1], cur=c)
+
+    def e_cond(self, c):
+        k = [self.rvalue(self.expr(x)) for x in c.get_children()]
+        return Node("cond", self.ty(c.type), k, cur=c)
+
+    def e_cast(self, c):
+        kids = [x for x in c.get_children() if x.kind.is_expression()]
+        sub = self.expr(kids[-1])
+        t = self.ty(c.type)
+        if t.is_void:
+            return Node("void", T.VOID, [sub], cur=c)
+        sub = self.rvalue(sub)
+        if sub.type == t:
+            return sub
+        return Node("conv", t, [sub], cur=c)
+
+    def e_compound_lit(self, c):
+        kids = [x for x in c.get_children() if x.kind.is_expression()]
+        return self.expr(kids[-1]) if kids[-1].kind == CK.INIT_LIST_EXPR else \
+            self.conv(self.expr(kids[-1]), self.ty(c.type), c)
+
+    def e_initlist(self, c):
+        t = self.ty(c.type)
+        kids = [self.rvalue(self.expr(x)) for x in c.get_children()]
+        if t.is_vector:
+            if len(kids) == 1 and kids[0].type.is_scalar:
+                return self.conv(kids[0], t, c)
+            return Node("veclit", t, kids, cur=c)
+        if t.is_scalar:
+            return self.conv(kids[0], t, c)
+        return Node("initlist", t, kids, cur=c)
+
+    def e_call(self, c):
+        kids = list(c.get_children())
+        name = c.spelling
+        t = self.ty(c.type)
+        ref = c.referenced
+        if name == "__pyplat_astype":
+            inner = list(kids[1].get_children())
+            src = self.rvalue(self.expr(inner[0]))
+            return Node("astype", t, [src], cur=c)
+        if name in BARRIERS:
+            raise CompileError("%s() is not supported yet by the PyPlat compiler" % name, c)
+        args = [self.rvalue(self.expr(x)) for x in kids[1:]]
+        if ref is None:
+            raise CompileError("call through a function pointer is not supported", c)
+        d = ref.get_definition()
+        if d is not None and d.kind == CK.FUNCTION_DECL:
+            f = self.function(d, False)
+            return Node("call", t, args, val=f, cur=c)
+        return Node("builtin", t, args, val=name, cur=c)
+
+    def e_unsupported_string(self, c):
+        raise CompileError("string literals are not supported yet (printf is not supported yet)", c)
+
+
+_EXPR = {
+    CK.INTEGER_LITERAL: Frontend.e_literal, CK.FLOATING_LITERAL: Frontend.e_literal,
+    CK.CHARACTER_LITERAL: Frontend.e_literal, CK.CXX_UNARY_EXPR: Frontend.e_literal,
+    CK.CXX_BOOL_LITERAL_EXPR: Frontend.e_literal,
+    CK.PAREN_EXPR: Frontend.e_paren, CK.DECL_REF_EXPR: Frontend.e_declref,
+    CK.UNEXPOSED_EXPR: Frontend.e_unexposed, CK.MEMBER_REF_EXPR: Frontend.e_member,
+    CK.ARRAY_SUBSCRIPT_EXPR: Frontend.e_subscript, CK.UNARY_OPERATOR: Frontend.e_unary,
+    CK.BINARY_OPERATOR: Frontend.e_binary, CK.COMPOUND_ASSIGNMENT_OPERATOR: Frontend.e_cassign,
+    CK.CONDITIONAL_OPERATOR: Frontend.e_cond, CK.CSTYLE_CAST_EXPR: Frontend.e_cast,
+    CK.COMPOUND_LITERAL_EXPR: Frontend.e_compound_lit, CK.INIT_LIST_EXPR: Frontend.e_initlist,
+    CK.CALL_EXPR: Frontend.e_call, CK.STRING_LITERAL: Frontend.e_unsupported_string,
+}

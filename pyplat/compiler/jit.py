@@ -1,0 +1,77 @@
+"""LLVM back end: optimise (new pass manager, host CPU) and JIT in process (MCJIT)."""
+import ctypes
+import llvmlite.binding as llvm
+
+_state = {}
+
+# C functions generated code may call: registered explicitly, since JIT symbol
+# lookup through dlopen(NULL) only sees global libraries.
+LIBM_NAMES = [
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "logb", "pow", "fmod",
+    "hypot", "cbrt", "erf", "erfc", "tgamma", "lgamma", "nextafter", "fdim", "remainder", "sqrt",
+    "floor", "ceil", "round", "trunc", "rint", "nearbyint", "fma", "fmin", "fmax", "copysign", "ldexp",
+    "frexp", "sincos",
+]
+
+
+def _init():
+    if _state:
+        return _state
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    cpu = llvm.get_host_cpu_name()
+    try:
+        features = llvm.get_host_cpu_features().flatten()
+    except Exception:
+        features = ""
+    _state.update(target=target, cpu=cpu, features=features,
+                  triple=llvm.get_process_triple())
+    tm = target.create_target_machine(cpu=cpu, features=features, opt=3, jit=True)
+    _state["tm"] = tm
+    _state["data_layout"] = str(tm.target_data)
+    libm = ctypes.CDLL("libm.so.6")
+    libc = ctypes.CDLL("libc.so.6")
+    for base in LIBM_NAMES:
+        for name in (base, base + "f"):
+            for lib in (libm, libc):
+                try:
+                    addr = ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+                except AttributeError:
+                    continue
+                llvm.add_symbol(name, addr)
+                break
+    for name in ("memcpy", "memset", "memmove"):
+        llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
+    return _state
+
+
+def target_info():
+    s = _init()
+    return s["triple"], s["data_layout"]
+
+
+def compile_module(ir_text, opt_level=3):
+    """Parse, verify, optimise and JIT the module; return the execution engine."""
+    s = _init()
+    mod = llvm.parse_assembly(ir_text)
+    mod.verify()
+    tm = s["target"].create_target_machine(cpu=s["cpu"], features=s["features"], opt=opt_level or 0, jit=True)
+    if opt_level:
+        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = True
+        pb = llvm.create_pass_builder(tm, pto)
+        mpm = pb.getModulePassManager()
+        mpm.run(mod, pb)
+    else:
+        pto = llvm.create_pipeline_tuning_options(speed_level=0)
+        pb = llvm.create_pass_builder(tm, pto)
+        mpm = llvm.create_new_module_pass_manager()
+        mpm.add_always_inliner_pass()
+        mpm.run(mod, pb)
+    ee = llvm.create_mcjit_compiler(mod, tm)
+    ee.finalize_object()
+    return ee, mod
