@@ -5,6 +5,10 @@
 #ifndef PYPLAT_OPENCL_H
 #define PYPLAT_OPENCL_H
 
+/* clang's builtin declarations (-fdeclare-opencl-builtins) key the vload/vstore/atomic
+ * overloads on named address spaces on this macro (opencl-c-base.h defines it). */
+#define __opencl_c_named_address_space_builtins 1
+
 typedef unsigned char uchar;
 typedef unsigned short ushort;
 typedef unsigned int uint;

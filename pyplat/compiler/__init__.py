@@ -44,7 +44,7 @@ class ArgInfo:
 
 class KernelInfo:
     __slots__ = ("name", "address", "args", "attributes", "reqd_work_group_size", "local_mem_size",
-                 "private_mem_size")
+                 "private_mem_size", "_engine")      # _engine keeps the native code alive
 
     def __init__(self, **kw):
         for k, v in kw.items():
@@ -202,7 +202,7 @@ def _build(source, opts, t0):
         infos[k.name] = KernelInfo(name=k.name, address=ee.get_function_address(names[k.name]),
                                    args=args_info, attributes=k.attributes,
                                    reqd_work_group_size=tuple(k.reqd), local_mem_size=local_size,
-                                   private_mem_size=analysis.private_size(k))
+                                   private_mem_size=analysis.private_size(k), _engine=(ee, mod))
     r = BuildResult(True, log_prefix, kernels=infos, engine=(ee, mod),
                     timings={"parse": t_parse - t0, "frontend": t_front - t_parse, "codegen": t_gen - t_front,
                              "llvm": t_jit - t_gen, "total": time.perf_counter() - t0})

@@ -79,7 +79,7 @@ class Frontend:
         if k == TK.INCOMPLETEARRAY:
             return T.Array(self.ty(ct.element_type), 0)
         if k == TK.RECORD:
-            key = ct.spelling
+            key = _strip_quals(ct.spelling)
             r = self.rcache.get(key)
             if r is not None:
                 return r
