@@ -529,3 +529,29 @@ def test_build_time_vecadd():
     dt = time.perf_counter() - t
     assert r.ok
     assert dt < 2.0     # generous: speed goals live in bench/, this only catches pathologies
+
+
+def test_swizzles_in_nested_and_object_macros():
+    src = """
+    #define V v.yx
+    #define INNER(a) (a).s10
+    #define OUTER(a) INNER(a).x + a.y
+    #define PICK(s) s.f.zw
+    typedef struct { float4 f; } S;
+    __kernel void k(__global float4 *o, __global float2 *o2, S st) {
+      float4 v = (float4)(1, 2, 3, 4);
+      float2 t = V;
+      float q = OUTER(v);
+      o2[0] = t; o2[1] = (float2)(q, 0); o2[2] = PICK(st);
+      int4 m = (int4)(1, -1, 0, 5);
+      o[0] = m.s0 ? v : v.wzyx;
+      o[1] = as_float4(as_int4(v) ^ (int4)(0, 0, 0, 0x80000000));
+    }"""
+    r = ok(src)
+    o = np.zeros((2, 4), np.float32)
+    o2 = np.zeros((3, 2), np.float32)
+    st = np.zeros((), np.dtype([("f", np.float32, 4)]))
+    st["f"] = [5, 6, 7, 8]
+    run(r.kernels["k"], [o, o2, st], (1,))
+    np.testing.assert_array_equal(o2, [[2, 1], [4, 0], [7, 8]])
+    np.testing.assert_array_equal(o, [[1, 2, 3, 4], [1, 2, 3, -4]])
