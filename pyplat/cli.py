@@ -82,13 +82,14 @@ def _conformance_args(p):
 
 
 def _conformance(args):
-    # Reserved: the conformance layer provides pyplat.conformance_cli.main(argv) -> exit status.
+    # pyplat.conformance (installed from conformance/) parses its own options; its runner calls
+    # discovery.enable() before the loader starts when the platform filter can match PyPlat.
     try:
-        from pyplat import conformance_cli
+        from pyplat.conformance import runner
     except ImportError:
         print("pyplat conformance: not available in this installation", file=sys.stderr)
         return 2
-    return conformance_cli.main(list(args.args))
+    return runner.main(list(args.args))
 
 
 # name -> (help, add_arguments(parser), run(args) -> exit status)
@@ -110,6 +111,9 @@ def parser():
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["conformance"]:  # every later argument is the runner's, options included
+        return _conformance(argparse.Namespace(args=argv[1:]))
     p = parser()
     args = p.parse_args(argv)
     if not getattr(args, "run", None):
