@@ -41,7 +41,6 @@ static struct {
 int pyplat_load_done;            /* atomic: loading finished (either way) */
 static int load_ok;              /* the Python side is attached */
 static int embedded;             /* we started the interpreter */
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static int debug_enabled(void) {
     const char *d = getenv("PYPLAT_ICD_DEBUG");
@@ -332,22 +331,56 @@ static void load(void) {
     __atomic_store_n(&pyplat_load_done, 1, __ATOMIC_RELEASE);
 }
 
-void pyplat_ensure_loaded_slow(void) {
-    /* Lock order GIL -> load_once: inside a Python process a thread may call us holding the GIL
-     * while another thread is loading (which needs the GIL); take the GIL first so neither waits
-     * on the other. (When we embed, no thread can hold the GIL before loading made it.) */
+/* A thread that arrives while another one loads waits for it with the GIL released: the loader
+ * runs Python, and the GIL is not held for the whole load but taken back and forth, so a waiter
+ * holding it (pyopencl calls some entry points without releasing it) would deadlock. */
+static void *release_gil_if_held(void) {
     int (*is_init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
-    if (is_init && is_init()) {
-        gil_state_t (*ensure)(void) = (gil_state_t (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Ensure");
-        void (*release)(gil_state_t) = (void (*)(gil_state_t))dlsym(RTLD_DEFAULT, "PyGILState_Release");
-        if (ensure && release) {
-            gil_state_t g = ensure();
-            pthread_once(&load_once, load);
-            release(g);
-            return;
-        }
+    int (*check)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Check");
+    void *(*save)(void) = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyEval_SaveThread");
+    if (is_init && check && save && is_init() && check())
+        return save();
+    return NULL;
+}
+
+static void restore_gil(void *tstate) {
+    if (!tstate)
+        return;
+    void (*restore)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "PyEval_RestoreThread");
+    if (restore)
+        restore(tstate);
+}
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t load_cond = PTHREAD_COND_INITIALIZER;
+static int load_state; /* 0: not started, 1: loading, 2: done; under load_lock */
+static pthread_t loader_thread;
+
+void pyplat_ensure_loaded_slow(void) {
+    pthread_mutex_lock(&load_lock);
+    if (load_state == 0) {
+        load_state = 1;
+        loader_thread = pthread_self();
+        pthread_mutex_unlock(&load_lock);
+        load();
+        pthread_mutex_lock(&load_lock);
+        load_state = 2;
+        pthread_cond_broadcast(&load_cond);
+        pthread_mutex_unlock(&load_lock);
+        return;
     }
-    pthread_once(&load_once, load);
+    if (load_state == 2 || pthread_equal(loader_thread, pthread_self())) {
+        /* done, or a call made by the loading itself: it gets the fallbacks */
+        pthread_mutex_unlock(&load_lock);
+        return;
+    }
+    pthread_mutex_unlock(&load_lock);
+    void *tstate = release_gil_if_held();
+    pthread_mutex_lock(&load_lock);
+    while (load_state != 2)
+        pthread_cond_wait(&load_cond, &load_lock);
+    pthread_mutex_unlock(&load_lock);
+    restore_gil(tstate);
 }
 
 /* ---- What the loader asks in C ----------------------------------------------------------- */

@@ -1,0 +1,69 @@
+"""Shared fixtures for tests that go through a real ICD loader.
+
+  icd_env          os.environ copy in which loaders see the *installed* PyPlat next to the
+                   installed platforms (OCL_ICD_VENDORS = pyplat.discovery's merged directory)
+  run_with_pyplat  run_with_pyplat(cmd, **subprocess_kwargs) -> CompletedProcess (text, captured,
+                   timeout 300 s, cwd a temporary directory so that Python children import the
+                   installed pyplat, not this source tree)
+  installed_shim   path of the installed libpyplat-icd.so (the test is skipped without one)
+  pyplat_command   argv prefix of the installed `pyplat` command
+
+These never import the platform itself into the test process: the shim loads it in the child.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_FIND_SHIM = "import pyplat.discovery as d; print(d.shim_path())"
+
+
+@pytest.fixture(scope="session")
+def installed_shim():
+    override = os.environ.get("PYPLAT_ICD_LIBRARY")
+    if override:
+        return Path(override)
+    # Ask a child started outside the source tree: it sees what is installed.
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run([sys.executable, "-c", _FIND_SHIM], cwd=tmp, capture_output=True,
+                           text=True)
+    if r.returncode != 0:
+        why = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+        pytest.skip(f"PyPlat is not installed in this Python environment (pip install .): {why}")
+    return Path(r.stdout.strip())
+
+
+@pytest.fixture(scope="session")
+def icd_env(installed_shim):
+    from pyplat import discovery
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # children must import the installed package
+    return discovery.environment(env, library=installed_shim)
+
+
+@pytest.fixture(scope="session")
+def run_with_pyplat(icd_env, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("run_with_pyplat")
+
+    def run(cmd, env=None, **kwargs):
+        full_env = dict(icd_env)
+        if env:
+            full_env.update(env)
+        kwargs.setdefault("cwd", workdir)
+        kwargs.setdefault("timeout", 300)
+        kwargs.setdefault("capture_output", True)
+        kwargs.setdefault("text", True)
+        return subprocess.run([str(c) for c in cmd], env=full_env, **kwargs)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def pyplat_command(installed_shim):
+    script = Path(sys.executable).parent / "pyplat"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "pyplat.cli"]
