@@ -14,9 +14,10 @@ check = CATEGORY.check
 
 INT_TYPES = [("char", np.int8), ("uchar", np.uint8), ("short", np.int16), ("ushort", np.uint16),
              ("int", np.int32), ("uint", np.uint32), ("long", np.int64), ("ulong", np.uint64)]
-INT_OPS = ["a + b", "a - b", "a * b", "a / b", "a % b", "a & b", "a | b", "a ^ b", "a << b", "a >> b",
-           "~a", "-a", "a < b", "a == b", "a >= b", "max(a, b)", "min(a, b)", "abs_diff(a, b)",
-           "rotate(a, b)", "clz(a)", "popcount(a)", "mul_hi(a, b)", "add_sat(a, b)", "hadd(a, b)"]
+INT_OPERATORS = ["a + b", "a - b", "a * b", "a / b", "a % b", "a & b", "a | b", "a ^ b", "a << b",
+                 "a >> b", "~a", "-a", "a < b", "a == b", "a >= b"]
+INT_BUILTINS = ["max(a, b)", "min(a, b)", "abs_diff(a, b)", "rotate(a, b)", "clz(a)", "popcount(a)",
+                "mul_hi(a, b)", "add_sat(a, b)", "hadd(a, b)"]
 
 
 def _wrap(v, dt):
@@ -157,8 +158,18 @@ def compare_ints(t, name, op, a, b, got, dt):
 
 
 @check
-def integer_arithmetic(env, t):
-    """operators and integer builtins on char, uchar, short, ushort, int, uint, long, ulong"""
+def integer_operators(env, t):
+    """operators on char, uchar, short, ushort, int, uint, long, ulong"""
+    integer_ops(env, t, INT_OPERATORS)
+
+
+@check
+def integer_builtins(env, t):
+    """max, min, abs_diff, rotate, clz, popcount, mul_hi, add_sat, hadd on every integer type"""
+    integer_ops(env, t, INT_BUILTINS)
+
+
+def integer_ops(env, t, INT_OPS):
     n = env.samples(32, 256)
     lines = []
     for name, dt in INT_TYPES:
