@@ -23,7 +23,14 @@ class _API:
         if name not in self._callbacks:
             _, ret_kind, arg_kinds = self._slots[name]
             fn = IMPLEMENTED[name]
-            self._callbacks[name] = bridge.make_callback(name, ret_kind, arg_kinds, fn)
+            callback = bridge.make_callback(name, ret_kind, arg_kinds, fn)
+
+            def call(*args, _callback=callback):
+                # bytes stand for NUL-terminated C strings, as with ctypes.c_char_p
+                keep = [ctypes.create_string_buffer(a) for a in args if isinstance(a, bytes)]
+                it = iter(keep)
+                return _callback(*[ctypes.addressof(next(it)) if isinstance(a, bytes) else a for a in args])
+            self._callbacks[name] = call
         return self._callbacks[name]
 
 
