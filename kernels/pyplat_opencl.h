@@ -78,6 +78,29 @@ typedef half half16 __attribute__((ext_vector_type(16)));
 
 int printf(__constant const char *restrict format, ...);
 
+#if defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ >= 200
+typedef enum memory_scope {
+  memory_scope_work_item = __OPENCL_MEMORY_SCOPE_WORK_ITEM,
+  memory_scope_work_group = __OPENCL_MEMORY_SCOPE_WORK_GROUP,
+  memory_scope_device = __OPENCL_MEMORY_SCOPE_DEVICE,
+  memory_scope_all_svm_devices = __OPENCL_MEMORY_SCOPE_ALL_SVM_DEVICES,
+  memory_scope_all_devices = __OPENCL_MEMORY_SCOPE_ALL_SVM_DEVICES,
+  memory_scope_sub_group = __OPENCL_MEMORY_SCOPE_SUB_GROUP
+} memory_scope;
+typedef enum memory_order {
+  memory_order_relaxed = __ATOMIC_RELAXED,
+  memory_order_acquire = __ATOMIC_ACQUIRE,
+  memory_order_release = __ATOMIC_RELEASE,
+  memory_order_acq_rel = __ATOMIC_ACQ_REL,
+  memory_order_seq_cst = __ATOMIC_SEQ_CST
+} memory_order;
+#endif
+
+#if !defined(__OPENCL_C_VERSION__) || __OPENCL_C_VERSION__ < 200
+/* OpenCL 2.0's name for barrier(); offered to 1.x programs too (clang declares it for 2.0+). */
+void __attribute__((overloadable)) work_group_barrier(uint flags);
+#endif
+
 #define CLK_LOCAL_MEM_FENCE 1
 #define CLK_GLOBAL_MEM_FENCE 2
 #define CLK_IMAGE_MEM_FENCE 4

@@ -102,14 +102,22 @@ class ModuleGen:
         return fn
 
     def generate(self, kernels):
+        from . import barriers
+        memo = {}
+        with_barriers = [k for k in kernels if barriers.has_barrier(k.body, memo)]
+        names = {}
         for k in kernels:
-            self.function(k)
+            if k not in with_barriers:
+                self.function(k)
+        for k in with_barriers:
+            names[k.name] = "__pyplat_wg_" + k.name
+            barriers.BarrierKernelGen(self, k, names[k.name]).emit()
         while self.pending:
             f = self.pending.pop()
             FuncGen(self, f).emit()
-        names = {}
         for k in kernels:
-            names[k.name] = self.workgroup_function(k)
+            if k not in with_barriers:
+                names[k.name] = self.workgroup_function(k)
         return names
 
     def workgroup_function(self, k):
@@ -766,6 +774,9 @@ class FuncGen:
             return res
         return None if f.ret.is_void else r
 
+    def x_barrier(self, n):
+        self.err("barrier() must be a statement of its own", n)
+
     def x_builtin(self, n):
         return B.lower(self, n)
 
@@ -782,6 +793,9 @@ class FuncGen:
                 self.stmt(k)
         elif op == "nop":
             pass
+        elif op == "barrier":
+            self.err("barrier() in a function called from a kernel is not supported yet "
+                     "(call it in the kernel itself)", n)
         elif op == "expr":
             e = n.kids[0]
             if e.lv:

@@ -177,7 +177,7 @@ class Frontend:
         if k == CK.COMPOUND_STMT:
             return Node("block", kids=[self.stmt(x) for x in c.get_children()], cur=c)
         if k == CK.DECL_STMT:
-            return Node("block", kids=[self.decl(x) for x in c.get_children()], cur=c)
+            return Node("block", kids=[self.decl(x) for x in c.get_children()], cur=c, val="decls")
         if k == CK.RETURN_STMT:
             kids = list(c.get_children())
             return Node("return", kids=[self.rvalue(self.expr(kids[0]))] if kids else [], cur=c)
@@ -200,7 +200,10 @@ class Frontend:
         if k == CK.NULL_STMT:
             return Node("nop")
         if k.is_expression():
-            return Node("expr", kids=[self.expr(c)], cur=c)
+            e = self.expr(c)
+            if e.op == "barrier":
+                return Node("barrier", cur=c)
+            return Node("expr", kids=[e], cur=c)
         if k == CK.SWITCH_STMT:
             raise CompileError("switch statements are not supported yet", c)
         if k in (CK.GOTO_STMT, CK.LABEL_STMT):
@@ -565,7 +568,7 @@ class Frontend:
             src = self.rvalue(self.expr(inner[0]))
             return Node("astype", t, [src], cur=c)
         if name in BARRIERS:
-            raise CompileError("%s() is not supported yet by the PyPlat compiler" % name, c)
+            return Node("barrier", T.VOID, cur=c)
         args = [self.rvalue(self.expr(x)) for x in kids[1:]]
         if ref is None:
             raise CompileError("call through a function pointer is not supported", c)

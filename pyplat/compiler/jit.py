@@ -42,7 +42,7 @@ def _init():
                     continue
                 llvm.add_symbol(name, addr)
                 break
-    for name in ("memcpy", "memset", "memmove"):
+    for name in ("memcpy", "memset", "memmove", "malloc", "free"):
         llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
     return _state
 

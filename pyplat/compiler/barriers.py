@@ -1,0 +1,448 @@
+"""Work-group functions of kernels that contain barrier(): loop fission into parallel regions.
+
+The kernel body is split at barriers, structurally, on our typed tree:
+
+* a maximal run of barrier-free statements is a *parallel region*: one loop over all work-items
+  of the group (z, y, x) with the statements inlined in it (LLVM vectorises it like a kernel
+  without barriers);
+* a barrier is the boundary between two regions (one thread runs the whole group, so running
+  every work-item to the end of a region is exactly "all work-items reached the barrier");
+* `if`/`for`/`while`/`do` whose body contains a barrier stay work-group-level control flow. Their
+  condition must be uniform (the spec requires all work-items to reach the same barriers); it is
+  evaluated in a region of its own for every active work-item (side effects such as `i++` happen
+  per work-item) and the group branches on the value of the last one;
+* variables declared at work-group level (between barriers) and kernel parameters that the
+  kernel modifies live in per-work-item arrays (struct of arrays: work-item `i`'s copy of `x` is
+  `x_array[i]`); variables declared inside a region stay ordinary allocas (registers);
+* `return` inside a region marks the work-item finished (a per-work-item flag the later regions
+  test); `break`/`continue` of a work-group-level loop from inside a region set a group flag the
+  loop tests after the region (they must be uniform like any control flow around barriers).
+
+Per-work-item storage is `local_size * frame` bytes: on the stack up to STACK_LIMIT, else malloc.
+Kernels without barrier() never come here (plain loop nest, unchanged).
+"""
+from llvmlite import ir
+
+from . import types as T
+from .tree import CompileError
+from .codegen import FuncGen, Builder, LV, WI_TYPE, WI_SLOTS, WI_LID, PTR, VOIDT, I1, I8, I32, I64
+
+STACK_LIMIT = 256 * 1024
+
+
+def has_barrier(n, memo):
+    r = memo.get(id(n))
+    if r is None:
+        if n.op == "barrier":
+            r = True
+        elif n.op in ("expr", "decl", "return", "break", "continue", "nop"):
+            r = False
+        else:
+            r = any(k is not None and has_barrier(k, memo) for k in n.kids
+                    if k is not None and k.op in _STMT_OPS)
+        memo[id(n)] = r
+    return r
+
+
+_STMT_OPS = {"block", "decl", "expr", "if", "for", "while", "do", "break", "continue", "return", "nop",
+             "barrier"}
+
+
+def _walk(n, fn):
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if x is None or not hasattr(x, "op"):
+            continue
+        fn(x)
+        stack.extend(k for k in x.kids if k is not None)
+
+
+class _WGLoop:
+    """Marker on the loop stack for a work-group-level loop."""
+
+    def __init__(self, end_bb, inc_bb):
+        self.end_bb, self.inc_bb = end_bb, inc_bb
+        self.brk = self.cont = None     # group flags (allocas), created on first use
+
+
+class BarrierKernelGen(FuncGen):
+    """Emits the exported work-group function of a kernel containing barriers."""
+
+    def __init__(self, mg, k, name):
+        self.mg, self.f = mg, k
+        self.memo = {}
+        self.loops = []
+        self.vars = {}
+        self.name = name
+        self.fn = ir.Function(mg.module, ir.FunctionType(VOIDT, [PTR, PTR]), name=name)
+        self.fn.attributes.add("nounwind")
+        self.sret = None
+        self.region_next = None
+        self.lin = None
+
+    # ------------------------------------------------------------------ analysis
+    def _analyse(self):
+        k = self.f
+        pw = []                        # work-group-level variables -> per-work-item arrays
+        seen = set()
+
+        def add(v):
+            if v not in seen:
+                seen.add(v)
+                pw.append(v)
+
+        def take_decls(n):
+            if n is None:
+                return
+            if n.op == "decl":
+                add(n.val)
+            elif n.op == "block" and n.val == "decls":
+                for x in n.kids:
+                    take_decls(x)
+
+        def scan(n):
+            if n is None:
+                return
+            op = n.op
+            if op == "block":
+                for x in n.kids:
+                    if has_barrier(x, self.memo):
+                        scan(x)
+                    else:
+                        take_decls(x)
+            elif op == "if":
+                for x in n.kids[1:]:
+                    if x is not None and has_barrier(x, self.memo):
+                        scan(x)
+            elif op == "for":
+                take_decls(n.kids[0])
+                if has_barrier(n.kids[3], self.memo):
+                    scan(n.kids[3])
+            elif op in ("while", "do"):
+                body = n.kids[1] if op == "while" else n.kids[0]
+                if has_barrier(body, self.memo):
+                    scan(body)
+            elif op != "barrier":
+                raise CompileError("barrier() inside this statement ('%s') is not supported yet" % op, n.cur)
+
+        scan(k.body)
+        flags = {"ret": False}
+        written = set()
+
+        def visit(n):
+            if n.op == "return":
+                flags["ret"] = True
+            elif n.op in ("assign", "cassign", "incdec", "addr"):
+                x = n.kids[0]
+                while x.op in ("swz", "vindex", "member", "index") and x.kids:
+                    if x.op == "index" or (x.op == "member" and x.val[1]):
+                        break
+                    x = x.kids[0]
+                if x.op == "var" and x.val.storage == "param":
+                    written.add(x.val)
+            elif n.op == "decay" and n.kids[0].op == "var" and n.kids[0].val.storage == "param":
+                written.add(n.kids[0].val)
+        _walk(k.body, visit)
+        for p in k.params:
+            if p in written:
+                pw.append(p)
+        self.track_returns = flags["ret"]
+        return pw
+
+    # ------------------------------------------------------------------ emission
+    def emit(self):
+        k, fn = self.f, self.fn
+        pw = self._analyse()
+        args_p, ctx = fn.args
+        ctx.add_attribute("noalias")
+        entry = fn.append_basic_block("entry")
+        self.entry = entry
+        self.abuild = Builder(entry)
+        setup = fn.append_basic_block("setup")
+        b = self.b = Builder(setup)
+        wi = self.wi = self.abuild.alloca(WI_TYPE, name="wi")
+        self.slots_t = ir.ArrayType(I64, WI_SLOTS)
+        slots = self.slots = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+        for i in range(16):
+            v = b.load(b.gep(ctx, [I64(i)], inbounds=True, source_etype=I64), typ=I64, align=8)
+            b.store(v, b.gep(slots, [I64(0), I64(i)], inbounds=True, source_etype=self.slots_t))
+        lm = b.load(b.gep(ctx, [I64(16)], inbounds=True, source_etype=I64), typ=PTR, align=8)
+        b.store(lm, b.gep(wi, [I32(0), I32(1)], inbounds=True, source_etype=WI_TYPE))
+        self.lx, self.ly, self.lz = (b.load(b.gep(ctx, [I64(4 + d)], inbounds=True, source_etype=I64),
+                                            typ=I64, align=8) for d in range(3))
+        nwi = b.mul(b.mul(self.lx, self.ly), self.lz)
+        exit_bb = fn.append_basic_block("exit")
+        start_bb = fn.append_basic_block("start")
+        b.cbranch(b.icmp_unsigned("==", nwi, I64(0)), exit_bb, start_bb)
+        b.position_at_end(start_bb)
+
+        # per-work-item storage: arrays ordered by decreasing alignment
+        pw.sort(key=lambda v: -max(v.type.align, 1))
+        frame = sum(v.type.size for v in pw) + (1 if self.track_returns else 0)
+        self.pw = {}
+        heap = None
+        if frame:
+            total = b.mul(nwi, I64(frame))
+            big = b.icmp_unsigned(">", total, I64(STACK_LIMIT))
+            malloc = self.mg.intrinsic("malloc", PTR, [I64])
+            heap_bb = fn.append_basic_block("pw.heap")
+            stack_bb = fn.append_basic_block("pw.stack")
+            have_bb = fn.append_basic_block("pw.have")
+            b.cbranch(big, heap_bb, stack_bb)
+            b.position_at_end(heap_bb)
+            hp = b.call(malloc, [total])
+            b.branch(have_bb)
+            b.position_at_end(stack_bb)
+            sp = b.alloca(I8, size=total)
+            sp.align = 128
+            b.branch(have_bb)
+            b.position_at_end(have_bb)
+            base = b.phi(PTR)
+            base.add_incoming(hp, heap_bb)
+            base.add_incoming(sp, stack_bb)
+            heap = (big, base)
+            off = I64(0)
+            for v in pw:
+                self.pw[v] = b.gep(base, [off], inbounds=True, source_etype=I8)
+                off = b.add(off, b.mul(nwi, I64(v.type.size)))
+            if self.track_returns:
+                self.returned = b.gep(base, [off], inbounds=True, source_etype=I8)
+                self.memset(self.returned, nwi)
+
+        # parameters: uniform ones in one slot, modified ones per work-item
+        self.param_vals = {}
+        for i, p in enumerate(k.params):
+            slot = b.load(b.gep(args_p, [I64(i)], inbounds=True, source_etype=PTR), typ=PTR, align=8)
+            t = p.type
+            if t.is_struct:
+                val = slot
+            elif t.is_pointer:
+                val = b.load(slot, typ=PTR, align=8)
+            else:
+                val = b.load(slot, typ=t.llvm(), align=t.elem.size if t.is_vector else t.align)
+            if p in self.pw:
+                self.param_vals[p] = val
+            else:
+                a = self.alloca(t, p.name)
+                self.store(val, a, t)
+                self.vars[p] = a
+        init = [p for p in k.params if p in self.pw]
+        if init:
+            def init_params():
+                for p in init:
+                    self.store(self.param_vals[p], self.pw_ptr(p), p.type)
+            self.region(init_params)
+
+        self.wg_stmt(k.body)
+        b = self.b
+        if heap is not None:
+            big, base = heap
+            free_bb = fn.append_basic_block("pw.free")
+            b.cbranch(big, free_bb, exit_bb)
+            b.position_at_end(free_bb)
+            b.call(self.mg.intrinsic("free", VOIDT, [PTR]), [base])
+        b.branch(exit_bb)
+        b.position_at_end(exit_bb)
+        b.ret_void()
+        self.abuild.branch(setup)
+
+    def memset(self, dst, size):
+        f = self.mg.intrinsic("llvm.memset.p0.i64", VOIDT, [PTR, I8, I64, I1])
+        self.b.call(f, [dst, I8(0), size, I1(0)])
+
+    def pw_ptr(self, v):
+        return self.b.gep(self.pw[v], [self.lin], inbounds=True, source_etype=T.mem_llvm(v.type))
+
+    # ------------------------------------------------------------------ regions
+    def region(self, body_fn):
+        """Emit a loop over all work-items of the group running body_fn's code for each."""
+        b, fn = self.b, self.fn
+        headers = []
+        for d, lim in ((2, self.lz), (1, self.ly), (0, self.lx)):
+            hdr = fn.append_basic_block("r.loop%d" % d)
+            prev = b.block
+            b.branch(hdr)
+            b.position_at_end(hdr)
+            phi = b.phi(I64, name="lid%d" % d)
+            phi.add_incoming(I64(0), prev)
+            b.store(phi, b.gep(self.slots, [I64(0), I64(WI_LID + d)], inbounds=True, source_etype=self.slots_t))
+            headers.append((hdr, phi, lim))
+        z, y, x = (h[1] for h in headers)
+        self.lin = b.add(b.mul(b.add(b.mul(z, self.ly), y), self.lx), x)
+        nxt_bb = fn.append_basic_block("r.next")
+        saved = self.region_next
+        self.region_next = nxt_bb
+        if self.track_returns:
+            body_bb = fn.append_basic_block("r.body")
+            done = b.load(b.gep(self.returned, [self.lin], inbounds=True, source_etype=I8), typ=I8)
+            b.cbranch(b.icmp_unsigned("!=", done, I8(0)), nxt_bb, body_bb)
+            b.position_at_end(body_bb)
+        body_fn()
+        if not b.block.is_terminated:
+            b.branch(nxt_bb)
+        b.position_at_end(nxt_bb)
+        self.region_next = saved
+        for idx in range(len(headers) - 1, -1, -1):
+            hdr, phi, lim = headers[idx]
+            n = b.add(phi, I64(1))
+            phi.add_incoming(n, b.block)
+            after = fn.append_basic_block("r.after")
+            b.cbranch(b.icmp_unsigned("<", n, lim), hdr, after)
+            b.position_at_end(after)
+        self.lin = None
+
+    def group_flag(self, name):
+        a = self.abuild.alloca(I1, name=name)
+        self.abuild.store(I1(0), a)
+        return a
+
+    def uniform(self, cond):
+        """The group's value (i1) of a condition every work-item evaluates."""
+        flag = self.group_flag("uniform")
+        self.b.store(I1(0), flag)
+
+        def ev():
+            self.b.store(self.truth(self.rv(cond), cond.type), flag)
+        self.region(ev)
+        return self.b.load(flag, typ=I1)
+
+    def run_region(self, stmts):
+        loop = self.loops[-1] if self.loops and isinstance(self.loops[-1], _WGLoop) else None
+
+        def body():
+            for s in stmts:
+                self.stmt(s)
+        self.region(body)
+        if loop is not None:
+            b = self.b
+            for flag, target in ((loop.brk, loop.end_bb), (loop.cont, loop.inc_bb)):
+                if flag is None:
+                    continue
+                v = b.load(flag, typ=I1)
+                go = self.fn.append_basic_block("wg.jump")
+                stay = self.fn.append_basic_block("wg.stay")
+                b.cbranch(v, go, stay)
+                b.position_at_end(go)
+                b.store(I1(0), flag)
+                b.branch(target)
+                b.position_at_end(stay)
+
+    def wg_stmt(self, n):
+        if n is None:
+            return
+        b = self.b
+        if not has_barrier(n, self.memo):
+            self.run_region([n])
+            return
+        op = n.op
+        if op == "barrier":
+            return
+        if op == "block":
+            run = []
+            for k in n.kids:
+                if k is not None and has_barrier(k, self.memo):
+                    if run:
+                        self.run_region(run)
+                        run = []
+                    self.wg_stmt(k)
+                else:
+                    run.append(k)
+            if run:
+                self.run_region(run)
+            return
+        if op == "if":
+            c, then, els = n.kids
+            cv = self.uniform(c)
+            t_bb = b.append_basic_block("wg.then")
+            e_bb = b.append_basic_block("wg.else") if els is not None else None
+            end = b.append_basic_block("wg.endif")
+            b.cbranch(cv, t_bb, e_bb or end)
+            b.position_at_end(t_bb)
+            self.wg_stmt(then)
+            b.branch(end)
+            if els is not None:
+                b.position_at_end(e_bb)
+                self.wg_stmt(els)
+                b.branch(end)
+            b.position_at_end(end)
+            return
+        if op in ("for", "while", "do"):
+            if op == "for":
+                init, cond, inc, body = n.kids
+                if init is not None:
+                    self.run_region([init])
+            elif op == "while":
+                cond, body = n.kids
+                inc = None
+            else:
+                body, cond = n.kids
+                inc = None
+            cond_bb = b.append_basic_block("wg.cond")
+            body_bb = b.append_basic_block("wg.body")
+            inc_bb = b.append_basic_block("wg.inc")
+            end_bb = b.append_basic_block("wg.end")
+            b.branch(body_bb if op == "do" else cond_bb)
+            b.position_at_end(cond_bb)
+            if cond is not None:
+                b.cbranch(self.uniform(cond), body_bb, end_bb)
+            else:
+                b.branch(body_bb)
+            b.position_at_end(body_bb)
+            marker = _WGLoop(end_bb, inc_bb)
+            self.loops.append(marker)
+            self.wg_stmt(body)
+            self.loops.pop()
+            b.branch(inc_bb)
+            b.position_at_end(inc_bb)
+            if inc is not None:
+                self.run_region([Node_expr(inc)])
+            b.branch(cond_bb)
+            b.position_at_end(end_bb)
+            return
+        raise CompileError("barrier() inside this statement is not supported yet", n.cur)
+
+    # ------------------------------------------------------------------ overrides inside regions
+    def lvalue(self, n):
+        if n.op == "var" and n.val in self.pw:
+            if self.lin is None:
+                self.err("internal: per-work-item variable outside a region", n)
+            return LV("addr", self.pw_ptr(n.val), n.type)
+        return FuncGen.lvalue(self, n)
+
+    def stmt(self, n):
+        if n is None:
+            return
+        op = n.op
+        b = self.b
+        if op in ("return", "break", "continue", "decl", "barrier"):
+            if b.block.is_terminated:
+                b.position_at_end(b.append_basic_block("dead"))
+        if op == "decl" and n.val in self.pw:
+            if n.kids:
+                self.init_mem(self.pw_ptr(n.val), n.val.type, n.kids[0])
+            return
+        if op == "return":
+            if n.kids:
+                self.rv(n.kids[0])
+            b.store(I8(1), b.gep(self.returned, [self.lin], inbounds=True, source_etype=I8))
+            b.branch(self.region_next)
+            return
+        if op in ("break", "continue") and self.loops and isinstance(self.loops[-1], _WGLoop):
+            loop = self.loops[-1]
+            attr = "brk" if op == "break" else "cont"
+            flag = getattr(loop, attr)
+            if flag is None:
+                flag = self.group_flag(attr)
+                setattr(loop, attr, flag)
+            b.store(I1(1), flag)
+            b.branch(self.region_next)
+            return
+        if op == "barrier":
+            self.err("barrier() inside this statement is not supported yet", n)
+        FuncGen.stmt(self, n)
+
+
+def Node_expr(e):
+    from .tree import Node
+    return Node("expr", kids=[e], cur=e.cur)
