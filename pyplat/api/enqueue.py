@@ -1,11 +1,11 @@
 """Commands: buffer transfers, maps, kernels, markers and barriers.
 
-Each entry point validates, then turns the request into an action (a closure run by the device's
-driver once the command is ready) and enqueues it. Blocking calls wait with the GIL released.
+Each entry point validates, then describes the work as a native command (copy, fill, rectangle
+copy, kernel launch, native kernel: run by the driver without Python) or, where Python is needed,
+a Python action, and enqueues it with the memory objects it reads and writes (the in-order
+queue's automatic parallelisation orders by those). Blocking calls wait with the GIL released.
 """
 import ctypes
-
-import numpy as np
 
 from pyplat import cl
 from pyplat.api import handles
@@ -15,15 +15,18 @@ from pyplat.api.event import return_event, wait_list
 from pyplat.api.kernel import lookup_kernel
 from pyplat.api.memory import lookup_buffer
 from pyplat.api.queue import lookup_queue
-from pyplat.core.memory import aligned_allocation
-from pyplat.runtime import _launch
+from pyplat.core.queue import HOST
 
 
-def _submit(queue, command_type, action, num_events, event_list, event, retain=(), blocking=False,
-            barrier=False):
-    """Enqueue an action with the caller's wait list; hand back or drop its event; block if asked."""
+def _submit(queue, command_type, command, num_events, event_list, event, retain=(), blocking=False,
+            barrier=False, accesses=None):
+    """Enqueue a command with the caller's wait list; hand back or drop its event; block if asked.
+
+    `command` is a runtime Command with its payload set, or None (a marker-like no-op)."""
     waits = wait_list(num_events, event_list, queue.context)
-    ev = queue.enqueue(command_type, action, waits, retain=retain, barrier=barrier)
+    if command is None:
+        command = queue.new_command()
+    ev = queue.enqueue(command_type, command, waits, retain=retain, barrier=barrier, accesses=accesses)
     if blocking:
         if any(w.status < 0 for w in waits):
             return_event(ev, event)
@@ -62,9 +65,10 @@ def clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr,
     buf = _buffer_of(queue, buffer)
     _check_region(buf, offset, size, ptr)
     _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
-    src = buf.address + offset
-    _submit(queue, cl.CL_COMMAND_READ_BUFFER, lambda: ctypes.memmove(ptr, src, size),
-            num_events_in_wait_list, event_wait_list, event, (buf,), blocking_read)
+    command = queue.new_command()
+    command.set_copy(ptr, buf.address + offset, size)
+    _submit(queue, cl.CL_COMMAND_READ_BUFFER, command, num_events_in_wait_list, event_wait_list, event,
+            (buf,), blocking_read, accesses=((buf, False), (HOST, True)))
 
 
 @entry
@@ -74,9 +78,10 @@ def clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, pt
     buf = _buffer_of(queue, buffer)
     _check_region(buf, offset, size, ptr)
     _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
-    dst = buf.address + offset
-    _submit(queue, cl.CL_COMMAND_WRITE_BUFFER, lambda: ctypes.memmove(dst, ptr, size),
-            num_events_in_wait_list, event_wait_list, event, (buf,), blocking_write)
+    command = queue.new_command()
+    command.set_copy(buf.address + offset, ptr, size)
+    _submit(queue, cl.CL_COMMAND_WRITE_BUFFER, command, num_events_in_wait_list, event_wait_list, event,
+            (buf,), blocking_write, accesses=((buf, True), (HOST, False)))
 
 
 def _overlap(a, a_off, b, b_off, size):
@@ -92,9 +97,10 @@ def clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_o
     _check_region(dst, dst_offset, size)
     check(not _overlap(src, src_offset, dst, dst_offset, size), cl.CL_MEM_COPY_OVERLAP,
           "source and destination regions overlap")
-    s, d = src.address + src_offset, dst.address + dst_offset
-    _submit(queue, cl.CL_COMMAND_COPY_BUFFER, lambda: ctypes.memmove(d, s, size),
-            num_events_in_wait_list, event_wait_list, event, (src, dst))
+    command = queue.new_command()
+    command.set_copy(dst.address + dst_offset, src.address + src_offset, size)
+    _submit(queue, cl.CL_COMMAND_COPY_BUFFER, command, num_events_in_wait_list, event_wait_list, event,
+            (src, dst), accesses=((src, False), (dst, True)))
 
 
 @entry
@@ -108,13 +114,10 @@ def clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, si
     check(offset % pattern_size == 0 and size % pattern_size == 0, cl.CL_INVALID_VALUE,
           "offset and size must be multiples of pattern_size")
     _check_region(buf, offset, size)
-    value = np.frombuffer(ctypes.string_at(pattern, pattern_size), dtype=np.uint8)
-    dst = buf.address + offset
-
-    def fill():
-        region = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(dst))
-        region.reshape(-1, pattern_size)[:] = value
-    _submit(queue, cl.CL_COMMAND_FILL_BUFFER, fill, num_events_in_wait_list, event_wait_list, event, (buf,))
+    command = queue.new_command()
+    command.set_fill(buf.address + offset, ctypes.string_at(pattern, pattern_size), size)
+    _submit(queue, cl.CL_COMMAND_FILL_BUFFER, command, num_events_in_wait_list, event_wait_list, event,
+            (buf,), accesses=((buf, True),))
 
 
 # --- rectangular transfers -------------------------------------------------------------------
@@ -135,11 +138,10 @@ def _rect(origin, region, row_pitch, slice_pitch):
     return offset, r, row_pitch, slice_pitch, extent
 
 
-def _copy_rect(dst, dst_row, dst_slice, src, src_row, src_slice, region):
-    width, rows, slices = region
-    for z in range(slices):
-        for y in range(rows):
-            ctypes.memmove(dst + z * dst_slice + y * dst_row, src + z * src_slice + y * src_row, width)
+def _copy_rect(queue, dst, dst_row, dst_slice, src, src_row, src_slice, region):
+    command = queue.new_command()
+    command.set_rect(dst, dst_row, dst_slice, src, src_row, src_slice, region)
+    return command
 
 
 def _rect_transfer(command_queue, buffer, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
@@ -153,13 +155,15 @@ def _rect_transfer(command_queue, buffer, blocking, buffer_origin, host_origin, 
     check(b_end <= buf.size, cl.CL_INVALID_VALUE, "the region reaches beyond the buffer")
     if to_host:
         _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
-        action = lambda: _copy_rect(ptr + h_off, h_row, h_slice, buf.address + b_off, b_row, b_slice, r)
+        command = _copy_rect(queue, ptr + h_off, h_row, h_slice, buf.address + b_off, b_row, b_slice, r)
         kind = cl.CL_COMMAND_READ_BUFFER_RECT
+        accesses = ((buf, False), (HOST, True))
     else:
         _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
-        action = lambda: _copy_rect(buf.address + b_off, b_row, b_slice, ptr + h_off, h_row, h_slice, r)
+        command = _copy_rect(queue, buf.address + b_off, b_row, b_slice, ptr + h_off, h_row, h_slice, r)
         kind = cl.CL_COMMAND_WRITE_BUFFER_RECT
-    _submit(queue, kind, action, num_events, event_list, event, (buf,), blocking)
+        accesses = ((buf, True), (HOST, False))
+    _submit(queue, kind, command, num_events, event_list, event, (buf,), blocking, accesses=accesses)
 
 
 @entry
@@ -194,8 +198,8 @@ def clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, d
               "copies within one buffer need equal pitches")
         check(s_end <= d_off or d_end <= s_off, cl.CL_MEM_COPY_OVERLAP, "source and destination overlap")
     _submit(queue, cl.CL_COMMAND_COPY_BUFFER_RECT,
-            lambda: _copy_rect(dst.address + d_off, d_row, d_slice, src.address + s_off, s_row, s_slice, r),
-            num_events_in_wait_list, event_wait_list, event, (src, dst))
+            _copy_rect(queue, dst.address + d_off, d_row, d_slice, src.address + s_off, s_row, s_slice, r),
+            num_events_in_wait_list, event_wait_list, event, (src, dst), accesses=((src, False), (dst, True)))
 
 
 # --- mapping ----------------------------------------------------------------------------------
@@ -219,7 +223,7 @@ def clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, s
         _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
     buf.map_count += 1
     _submit(queue, cl.CL_COMMAND_MAP_BUFFER, None, num_events_in_wait_list, event_wait_list, event,
-            (buf,), blocking_map)
+            (buf,), blocking_map, accesses=((buf, True), (HOST, True)))
     return buf.address + offset
 
 
@@ -232,7 +236,10 @@ def clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wai
 
     def unmap():
         buf.map_count -= 1
-    _submit(queue, cl.CL_COMMAND_UNMAP_MEM_OBJECT, unmap, num_events_in_wait_list, event_wait_list, event, (buf,))
+    command = queue.new_command()
+    command.set_action(unmap)
+    _submit(queue, cl.CL_COMMAND_UNMAP_MEM_OBJECT, command, num_events_in_wait_list, event_wait_list, event,
+            (buf,), accesses=((buf, True), (HOST, True)))
 
 
 @entry
@@ -245,7 +252,7 @@ def clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flag
     buffers = [_buffer_of(queue, h) for h in (ctypes.c_size_t * num_mem_objects).from_address(mem_objects)]
     # One address space for host and CPU devices: nothing moves.
     _submit(queue, cl.CL_COMMAND_MIGRATE_MEM_OBJECTS, None, num_events_in_wait_list, event_wait_list, event,
-            buffers)
+            buffers, accesses=[(b, False) for b in buffers])
 
 
 # --- markers and barriers ------------------------------------------------------------------------
@@ -279,7 +286,7 @@ def clEnqueueBarrier(command_queue):
 def clEnqueueWaitForEvents(command_queue, num_events, event_list):
     queue = lookup_queue(command_queue)
     check(num_events and event_list, cl.CL_INVALID_VALUE, "no events")
-    _submit(queue, cl.CL_COMMAND_BARRIER, None, num_events, event_list, 0)
+    _submit(queue, cl.CL_COMMAND_BARRIER, None, num_events, event_list, 0, barrier=True)
 
 
 # --- kernels --------------------------------------------------------------------------------------
@@ -343,20 +350,27 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
 
     empty = 0 in global_size[:work_dim]
     static_local = k.info.local_mem_size
-    scratch_size = static_local + k.local_args_size()
+    scratch_size = ((static_local + 127) & ~127 if k.local_args_size() else static_local) + k.local_args_size()
     check(scratch_size <= device.local_mem_size, cl.CL_OUT_OF_RESOURCES,
           f"kernel needs {scratch_size} bytes of local memory, the device has {device.local_mem_size}")
-    scratch_owner, scratch = aligned_allocation(max(scratch_size, 1))
-    args_address, args_owner, buffers = k.snapshot(scratch + ((static_local + 127) & ~127))
-    function = k.info.address
-
-    def run():
-        if not empty:
-            _launch.run_ndrange(function, args_address, work_dim, global_size, local, offset, scratch)
-    run.keepalive = (args_owner, scratch_owner, k.program.result)   # until the command is gone
-
-    _submit(queue, cl.CL_COMMAND_NDRANGE_KERNEL, run, num_events_in_wait_list, event_wait_list, event,
-            [k] + buffers)
+    command = queue.new_command()
+    if not empty:
+        # Arguments snapshot with local pointers relative to the scratch area; the runtime copies
+        # the block and gives each worker its own scratch (patching those cells).
+        args_address, args_owner, buffers = k.snapshot((static_local + 127) & ~127)
+        n = len(k.args)
+        argv = (ctypes.c_uint64 * max(n, 1)).from_address(args_address)
+        local_cells = [argv[i] - args_address for i, (kind, _) in enumerate(k.args) if kind == "local"]
+        block_size = args_owner.nbytes - (args_address - args_owner.ctypes.data)
+        command.set_ndrange(k.info.address, args_address, block_size, n, work_dim, global_size, local,
+                            offset, scratch_size, local_cells)
+    else:
+        buffers = [v for kind, v in k.args if kind == "mem" and v is not None]
+    accesses = [(v, info.written) for (kind, v), info in zip(k.args, k.info.args)
+                if kind == "mem" and v is not None]
+    command.add_hook((k.program.result,))       # keeps the native code alive until done
+    _submit(queue, cl.CL_COMMAND_NDRANGE_KERNEL, command, num_events_in_wait_list, event_wait_list, event,
+            [k] + buffers, accesses=accesses)
 
 
 @entry
@@ -364,3 +378,34 @@ def clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_lis
     one = (ctypes.c_size_t * 1)(1)
     return clEnqueueNDRangeKernel(command_queue, kernel, 1, 0, ctypes.addressof(one), ctypes.addressof(one),
                                   num_events_in_wait_list, event_wait_list, event)
+
+
+@entry
+def clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc,
+                          num_events_in_wait_list, event_wait_list, event):
+    """Calls user_func(copy of args) on the device, natively; memory objects in the copy are
+    replaced by their addresses (CPU devices share the host's address space)."""
+    queue = lookup_queue(command_queue)
+    check(queue.device.execution_capabilities & cl.CL_EXEC_NATIVE_KERNEL, cl.CL_INVALID_OPERATION,
+          "the device does not execute native kernels")
+    check(user_func, cl.CL_INVALID_VALUE, "user_func is NULL")
+    check(bool(args) == bool(cb_args), cl.CL_INVALID_VALUE, "args and cb_args disagree")
+    check(bool(num_mem_objects) == bool(mem_list) and bool(num_mem_objects) == bool(args_mem_loc),
+          cl.CL_INVALID_VALUE, "num_mem_objects, mem_list and args_mem_loc disagree")
+    buffers, locations = [], []
+    if num_mem_objects:
+        handles_ = (ctypes.c_size_t * num_mem_objects).from_address(mem_list)
+        locs = (ctypes.c_size_t * num_mem_objects).from_address(args_mem_loc)
+        for h, loc in zip(handles_, locs):
+            buf = _buffer_of(queue, h)
+            check(args <= loc and loc + 8 <= args + cb_args, cl.CL_INVALID_VALUE,
+                  "args_mem_loc points outside args")
+            buffers.append(buf)
+            locations.append(loc - args)
+    block = bytearray(ctypes.string_at(args, cb_args) if cb_args else b"")
+    for buf, at in zip(buffers, locations):
+        block[at:at + 8] = buf.address.to_bytes(8, "little")
+    command = queue.new_command()
+    command.set_native_kernel(user_func, bytes(block))
+    _submit(queue, cl.CL_COMMAND_NATIVE_KERNEL, command, num_events_in_wait_list, event_wait_list, event,
+            buffers)

@@ -98,16 +98,10 @@ def clSetEventCallback(event, command_exec_callback_type, pfn_notify, user_data)
     check(pfn_notify, cl.CL_INVALID_VALUE, "pfn_event_notify is NULL")
     check(command_exec_callback_type in (cl.CL_SUBMITTED, cl.CL_RUNNING, cl.CL_COMPLETE),
           cl.CL_INVALID_VALUE, "callback type must be CL_SUBMITTED, CL_RUNNING or CL_COMPLETE")
-    callback = EVENT_CALLBACK(pfn_notify)
     handle = handles.handle_of(ev, handles.EVENT)
-    ev.retain()   # the event lives until its callback has run
-
-    def fire(status):
-        try:
-            callback(handle, status, user_data)
-        finally:
-            ev.release()
-    ev.add_callback(command_exec_callback_type, fire)
+    ev.retain()   # the event lives until its command has finished (and its callbacks ran)
+    ev.add_c_callback(command_exec_callback_type, pfn_notify, user_data or 0, handle)
+    ev.on_finish(ev.release)
 
 
 PROFILING = {cl.CL_PROFILING_COMMAND_QUEUED: 0, cl.CL_PROFILING_COMMAND_SUBMIT: 1,
