@@ -194,12 +194,16 @@ def convert_builtin(g, n, name):
 
 
 def lower(g, n):
+    from . import builtins2 as B2
     name = n.val
     b = g.b
     t = n.type
     for pre in ("native_", "half_"):
         if name.startswith(pre):
             name = name[len(pre):]
+    r = B2.lower2(g, n, name)
+    if r is not NotImplemented:
+        return r
     if name in WORKITEM:
         slot, dflt = WORKITEM[name]
         return dim_query(g, n, slot, dflt)

@@ -19,12 +19,14 @@ _SCALARS = {
     TK.ULONG: T.ULONG, TK.LONGLONG: T.LONG, TK.ULONGLONG: T.ULONG, TK.HALF: T.HALF,
     TK.FLOAT: T.FLOAT, TK.DOUBLE: T.DOUBLE, TK.VOID: T.VOID,
 }
+EVENT_T = T.Scalar("event_t", 64, False)
+_SCALARS[TK.OCLEVENT] = EVENT_T
 if hasattr(TK, 'FLOAT16'):
     _SCALARS[TK.FLOAT16] = T.HALF
 ADDRSPACE = {0: "private", 1: "global", 2: "local", 3: "constant", 4: "private", 5: "generic"}
 _LITERALS = (CK.INTEGER_LITERAL, CK.FLOATING_LITERAL, CK.CHARACTER_LITERAL, CK.CXX_UNARY_EXPR,
              CK.CXX_BOOL_LITERAL_EXPR)
-BARRIERS = ("barrier", "work_group_barrier")
+BARRIERS = ("barrier", "work_group_barrier", "wait_group_events")   # the last: async copies done
 
 
 def _strip_quals(s):
@@ -86,17 +88,23 @@ class Frontend:
             decl = ct.get_declaration()
             r = T.Struct(key, ct.get_size(), ct.get_align(), {}, decl.kind == CK.UNION_DECL)
             self.rcache[key] = r
-            for f in decl.get_children():
-                if f.kind == CK.FIELD_DECL:
-                    if f.is_bitfield():
-                        raise CompileError("bit-fields are not supported yet", f)
-                    r.fields[f.spelling] = (ct.get_offset(f.spelling) // 8, self.ty(f.type))
+            self._fields(r, ct, decl)
             return r
         if k == TK.ENUM:
             return self._conv(ct.get_declaration().enum_type.get_canonical(), None)
         if k in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
             return None
         raise CompileError("unsupported type '%s'" % (orig or ct).spelling)
+
+    def _fields(self, r, ct, decl):
+        for f in decl.get_children():
+            if f.kind == CK.FIELD_DECL:
+                if f.is_bitfield():
+                    raise CompileError("bit-fields are not supported yet", f)
+                if f.spelling:
+                    r.fields[f.spelling] = (ct.get_offset(f.spelling) // 8, self.ty(f.type))
+            elif f.kind in (CK.STRUCT_DECL, CK.UNION_DECL) and f.is_anonymous():
+                self._fields(r, ct, f)      # members of anonymous structs/unions: offsets in ct
 
     # ------------------------------------------------------------------ program
     def run(self):

@@ -11,7 +11,7 @@ LIBM_NAMES = [
     "atanh", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "logb", "pow", "fmod",
     "hypot", "cbrt", "erf", "erfc", "tgamma", "lgamma", "nextafter", "fdim", "remainder", "sqrt",
     "floor", "ceil", "round", "trunc", "rint", "nearbyint", "fma", "fmin", "fmax", "copysign", "ldexp",
-    "frexp", "sincos",
+    "frexp", "sincos", "remquo", "ilogb", "lgamma_r",
 ]
 
 
@@ -42,6 +42,8 @@ def _init():
                     continue
                 llvm.add_symbol(name, addr)
                 break
+    for name in ("lgammaf_r",):
+        llvm.add_symbol(name, ctypes.cast(getattr(libm, name), ctypes.c_void_p).value)
     for name in ("memcpy", "memset", "memmove", "malloc", "free"):
         llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
     return _state
