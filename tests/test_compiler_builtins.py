@@ -224,3 +224,73 @@ def test_anonymous_struct_members_complex_like():
     run1(src, [a, o], 2)
     np.testing.assert_array_equal(o, [11, 33])
     assert a[0, 1] == 7 and a[1, 1] == 7
+
+
+def test_switch():
+    src = """
+    __kernel void k(__global const int *a, __global int *o) {
+        int i = get_global_id(0), r = 0;
+        for (int j = 0; j < 2; j++) {
+            switch (a[i]) {
+            case 0: r += 1;            /* falls through */
+            case 1: case 2: r += 10; break;
+            case -5: { r += 100; continue; }
+            default: r += 1000;
+            }
+            r += 5;
+        }
+        switch (a[i] & 1) { case 1: r = -r; }
+        o[i] = r;
+    }"""
+    a = np.array([0, 1, 2, -5, 7, 8], np.int32)
+    o = np.zeros(6, np.int32)
+    run1(src, [a, o], 6)
+    exp = []
+    for v in a:
+        r = 0
+        for _ in range(2):
+            if v == 0:
+                r += 11
+            elif v in (1, 2):
+                r += 10
+            elif v == -5:
+                r += 100
+                continue
+            else:
+                r += 1000
+            r += 5
+        exp.append(-r if v & 1 else r)
+    np.testing.assert_array_equal(o, exp)
+
+
+PRINTF = r"""
+__kernel void k(__global const float *f) {
+    int i = get_global_id(0);
+    printf("i=%d f=%.2f %s|%5u|%x|%c %ld %%\n", i, f[i], "str", 7u, 255, 'A', 1L << 40);
+    if (i == 0) {
+        printf("%v4hlf|%v2d|%#v3x\n", (float4)(1.5f, 2, 3, 4), (int2)(-1, 2), (uint3)(10, 11, 12));
+        printf("%v2hhd %hd\n", (char2)(-3, 4), (short)-7);
+    }
+}
+"""
+
+
+def test_printf_to_fd1(capfd):
+    f = np.array([1.25, -2.5], np.float32)
+    run1(PRINTF, [f], 2)
+    out = capfd.readouterr().out
+    assert out == ("i=0 f=1.25 str|    7|ff|A 1099511627776 %\n"
+                   "1.500000,2.000000,3.000000,4.000000|-1,2|0xa,0xb,0xc\n"
+                   "-3,4 -7\n"
+                   "i=1 f=-2.50 str|    7|ff|A 1099511627776 %\n")
+
+
+def test_printf_long_output_and_bad_format(capfd):
+    src = r"""__kernel void k(void) { printf("%s%s%s\n", "%d", "x", "y");
+        for (int j = 0; j < 300; j++) printf("%d-", j % 10); printf("\n");
+        printf("<%s>\n", LONG); }"""
+    run1(src, [], 1, options="-DLONG=\"\\\"%s\\\"\"" % ("ab" * 1500))
+    out = capfd.readouterr().out
+    assert out.startswith("%dxy\n0-1-2-") and len(out) == 5 + 600 + 1 + 3003
+    r = build("__kernel void k(__constant char *s) { printf(s); }")
+    assert not r.ok and "string literal" in r.log and "internal" not in r.log

@@ -45,7 +45,7 @@ def has_barrier(n, memo):
 
 
 _STMT_OPS = {"block", "decl", "expr", "if", "for", "while", "do", "break", "continue", "return", "nop",
-             "barrier"}
+             "barrier", "switch", "case", "default"}
 
 
 def _walk(n, fn):
@@ -428,8 +428,9 @@ class BarrierKernelGen(FuncGen):
             b.store(I8(1), b.gep(self.returned, [self.lin], inbounds=True, source_etype=I8))
             b.branch(self.region_next)
             return
-        if op in ("break", "continue") and self.loops and isinstance(self.loops[-1], _WGLoop):
-            loop = self.loops[-1]
+        target = (self.loops[-1] if self.loops else None) if op == "break" else self.continue_target()
+        if op in ("break", "continue") and isinstance(target, _WGLoop):
+            loop = target
             attr = "brk" if op == "break" else "cont"
             flag = getattr(loop, attr)
             if flag is None:

@@ -34,6 +34,10 @@ class Builder(ir.IRBuilder):
         return r
 
 
+_STMT_LIKE = {"block", "if", "for", "while", "do", "case", "default", "switch", "expr", "decl", "return",
+              "break", "continue", "nop", "barrier"}
+
+
 class LV:
     """An lvalue: kind 'addr' (ptr, type), 'swz' (base LV, indices, type)."""
     __slots__ = ("kind", "ptr", "type", "base", "idx")
@@ -55,12 +59,13 @@ class ModuleGen:
         self.pending = []
 
     # -------------------------------------------------------------- helpers
-    def intrinsic(self, name, ret, args):
+    def intrinsic(self, name, ret, args, var_arg=False):
         f = self.intrinsics.get(name)
         if f is None:
             f = self.module.globals.get(name)
             if f is None:
-                f = ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+                f = ir.Function(self.module, ir.FunctionType(ret, args, var_arg=var_arg or name == "snprintf"),
+                                name=name)
             self.intrinsics[name] = f
         return f
 
@@ -78,6 +83,17 @@ class ModuleGen:
             g.linkage = "internal"
             g.align = max(t.align, 1)
             self.globals[v] = g
+        return g
+
+    def string(self, data):
+        g = self.globals.get(("str", data))
+        if g is None:
+            ty = ir.ArrayType(I8, len(data))
+            g = ir.GlobalVariable(self.module, ty, name="__str.%d" % len(self.globals))
+            g.initializer = ir.Constant(ty, bytearray(data))
+            g.global_constant = True
+            g.linkage = "internal"
+            self.globals[("str", data)] = g
         return g
 
     def function(self, f):
@@ -283,6 +299,8 @@ class FuncGen:
     def lvalue(self, n):
         op = n.op
         b = self.b
+        if op == "str":
+            return LV("addr", self.mg.string(n.val), n.type)
         if op == "var":
             v = n.val
             if v.storage in ("private", "param"):
@@ -827,14 +845,25 @@ class FuncGen:
             b.position_at_end(end)
         elif op in ("for", "while", "do"):
             self.loop(n)
+        elif op == "switch":
+            self.switch(n)
+        elif op in ("case", "default"):
+            if not getattr(self, "cases", None):
+                self.err("case label outside of a switch", n)
+            bb = self.cases[-1][id(n)]
+            if not b.block.is_terminated:
+                b.branch(bb)
+            b.position_at_end(bb)
+            self.stmt(n.kids[0])
         elif op == "break":
             if not self.loops:
                 self.err("break outside of a loop", n)
             b.branch(self.loops[-1][0])
         elif op == "continue":
-            if not self.loops:
+            tgt = self.continue_target()
+            if tgt is None:
                 self.err("continue outside of a loop", n)
-            b.branch(self.loops[-1][1])
+            b.branch(tgt[1])
         elif op == "return":
             if n.kids:
                 k = n.kids[0]
@@ -848,6 +877,56 @@ class FuncGen:
                 b.ret_void()
         else:
             self.err("unsupported statement '%s'" % op, n)
+
+    def continue_target(self):
+        """The innermost loop (not switch) entry of the loop stack, or None."""
+        for e in reversed(self.loops):
+            if not (isinstance(e, tuple) and len(e) == 3):
+                return e
+        return None
+
+    def switch(self, n):
+        b = self.b
+        cond, body = n.kids
+        v = self.rv(cond)
+        end_bb = b.append_basic_block("sw.end")
+        labels, default = {}, None
+        found = []
+
+        def collect(x):
+            if x is None or not hasattr(x, "op") or x.op == "switch":
+                return
+            if x.op in ("case", "default"):
+                found.append(x)
+            for k in x.kids:
+                if k is not None and hasattr(k, "op") and k.op in _STMT_LIKE:
+                    collect(k)
+        collect(body)
+        blocks = {}
+        for c in found:
+            blocks[id(c)] = b.append_basic_block("sw.case" if c.op == "case" else "sw.default")
+            if c.op == "default":
+                default = blocks[id(c)]
+        sw = b.switch(v, default or end_bb)
+        seen = set()
+        for c in found:
+            if c.op == "case":
+                cv = c.val & ((1 << cond.type.bits) - 1)
+                if cv in seen:
+                    continue
+                seen.add(cv)
+                sw.add_case(ir.Constant(v.type, cv), blocks[id(c)])
+        if not hasattr(self, "cases"):
+            self.cases = []
+        self.cases.append(blocks)
+        self.loops.append((end_bb, None, "switch"))
+        b.position_at_end(b.append_basic_block("sw.body"))
+        self.stmt(body)
+        self.loops.pop()
+        self.cases.pop()
+        if not b.block.is_terminated:
+            b.branch(end_bb)
+        b.position_at_end(end_bb)
 
     def loop(self, n):
         b = self.b

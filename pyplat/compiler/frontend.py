@@ -213,7 +213,15 @@ class Frontend:
                 return Node("barrier", cur=c)
             return Node("expr", kids=[e], cur=c)
         if k == CK.SWITCH_STMT:
-            raise CompileError("switch statements are not supported yet", c)
+            return self.s_switch(c)
+        if k == CK.CASE_STMT:
+            kids = list(c.get_children())
+            v = capi.evaluate(kids[0])
+            if v is None:
+                raise CompileError("case label is not an integer constant", c)
+            return Node("case", kids=[self.stmt(kids[-1])], val=int(v), cur=c)
+        if k == CK.DEFAULT_STMT:
+            return Node("default", kids=[self.stmt(list(c.get_children())[-1])], cur=c)
         if k in (CK.GOTO_STMT, CK.LABEL_STMT):
             raise CompileError("goto and labels are not supported", c)
         raise CompileError("unsupported statement (%s)" % k.name.lower(), c)
@@ -586,8 +594,17 @@ class Frontend:
             return Node("call", t, args, val=f, cur=c)
         return Node("builtin", t, args, val=name, cur=c)
 
-    def e_unsupported_string(self, c):
-        raise CompileError("string literals are not supported yet (printf is not supported yet)", c)
+    def e_string(self, c):
+        data = _decode_c_string(c.spelling)
+        t = self.ty(c.type)
+        if not t.is_array:
+            t = T.Array(T.CHAR, len(data) + 1)
+        return Node("str", t, lv=True, val=data + b"\0" * max(1, t.count - len(data)), cur=c)
+
+    def s_switch(self, c):
+        kids = list(c.get_children())
+        cond, body = kids[-2], kids[-1]
+        return Node("switch", kids=[self.rvalue(self.expr(cond)), self.stmt(body)], cur=c)
 
 
 _EXPR = {
@@ -600,5 +617,48 @@ _EXPR = {
     CK.BINARY_OPERATOR: Frontend.e_binary, CK.COMPOUND_ASSIGNMENT_OPERATOR: Frontend.e_cassign,
     CK.CONDITIONAL_OPERATOR: Frontend.e_cond, CK.CSTYLE_CAST_EXPR: Frontend.e_cast,
     CK.COMPOUND_LITERAL_EXPR: Frontend.e_compound_lit, CK.INIT_LIST_EXPR: Frontend.e_initlist,
-    CK.CALL_EXPR: Frontend.e_call, CK.STRING_LITERAL: Frontend.e_unsupported_string,
+    CK.CALL_EXPR: Frontend.e_call, CK.STRING_LITERAL: Frontend.e_string,
 }
+
+
+_ESC = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "\\": 92, "'": 39, '"': 34, "?": 63, "e": 27}
+
+
+def _decode_c_string(spelling):
+    """Bytes of a C string literal's spelling (adjacent literals already joined by clang)."""
+    out = bytearray()
+    i, n = 0, len(spelling)
+    inside = False
+    while i < n:
+        ch = spelling[i]
+        if not inside:
+            if ch == '"':
+                inside = True
+            i += 1
+            continue
+        if ch == '"':
+            inside = False
+            i += 1
+            continue
+        if ch == "\\" and i + 1 < n:
+            e = spelling[i + 1]
+            if e in "01234567":
+                j = i + 1
+                while j < n and j < i + 4 and spelling[j] in "01234567":
+                    j += 1
+                out.append(int(spelling[i + 1:j], 8) & 255)
+                i = j
+                continue
+            if e == "x":
+                j = i + 2
+                while j < n and spelling[j] in "0123456789abcdefABCDEF":
+                    j += 1
+                out.append(int(spelling[i + 2:j] or "0", 16) & 255)
+                i = j
+                continue
+            out.append(_ESC.get(e, ord(e) & 255))
+            i += 2
+            continue
+        out += ch.encode("utf-8")
+        i += 1
+    return bytes(out)

@@ -44,7 +44,7 @@ def _init():
                 break
     for name in ("lgammaf_r",):
         llvm.add_symbol(name, ctypes.cast(getattr(libm, name), ctypes.c_void_p).value)
-    for name in ("memcpy", "memset", "memmove", "malloc", "free"):
+    for name in ("memcpy", "memset", "memmove", "malloc", "free", "snprintf", "write"):
         llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
     return _state
 
