@@ -105,7 +105,7 @@ WG_INFO = {
     cl.CL_KERNEL_WORK_GROUP_SIZE: (info.size_t, lambda kd: work_group_size(*kd)),
     cl.CL_KERNEL_COMPILE_WORK_GROUP_SIZE: (info.size_t_array, lambda kd: list(kd[0].info.reqd_work_group_size or (0, 0, 0))),
     cl.CL_KERNEL_LOCAL_MEM_SIZE: (info.ulong, lambda kd: kd[0].info.local_mem_size + kd[0].local_args_size()),
-    cl.CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: (info.size_t, lambda kd: getattr(kd[1], "preferred_work_group_multiple", 8)),
+    cl.CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: (info.size_t, lambda kd: kd[1].preferred_work_group_size_multiple),
     cl.CL_KERNEL_PRIVATE_MEM_SIZE: (info.ulong, lambda kd: kd[0].info.private_mem_size),
     cl.CL_KERNEL_GLOBAL_WORK_SIZE: (info.size_t_array, _global_work_size),
 }
