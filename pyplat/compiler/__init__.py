@@ -170,7 +170,9 @@ def _build(source, opts, t0):
     names = mg.generate(kernels)
     ir_text = str(mg.module)
     t_gen = time.perf_counter()
-    ee, mod = jit.compile_module(ir_text, opts.opt_level)
+    # many parallel regions (barrier-heavy kernels such as scans): unrolling every region loop
+    # costs more compile time than it gains
+    ee, mod = jit.compile_module(ir_text, opts.opt_level, unroll=mg.regions <= 12)
     t_jit = time.perf_counter()
 
     infos = {}

@@ -164,13 +164,20 @@ class BarrierKernelGen(FuncGen):
         wi = self.wi = self.abuild.alloca(WI_TYPE, name="wi")
         self.slots_t = ir.ArrayType(I64, WI_SLOTS)
         slots = self.slots = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+        reqd = tuple(k.reqd) if k.reqd and all(k.reqd) else None
         for i in range(16):
-            v = b.load(b.gep(ctx, [I64(i)], inbounds=True, source_etype=I64), typ=I64, align=8)
+            if reqd and 4 <= i < 7:
+                v = I64(reqd[i - 4])          # reqd_work_group_size: constant loop bounds
+            else:
+                v = b.load(b.gep(ctx, [I64(i)], inbounds=True, source_etype=I64), typ=I64, align=8)
             b.store(v, b.gep(slots, [I64(0), I64(i)], inbounds=True, source_etype=self.slots_t))
         lm = b.load(b.gep(ctx, [I64(16)], inbounds=True, source_etype=I64), typ=PTR, align=8)
         b.store(lm, b.gep(wi, [I32(0), I32(1)], inbounds=True, source_etype=WI_TYPE))
-        self.lx, self.ly, self.lz = (b.load(b.gep(ctx, [I64(4 + d)], inbounds=True, source_etype=I64),
-                                            typ=I64, align=8) for d in range(3))
+        if reqd:
+            self.lx, self.ly, self.lz = (I64(x) for x in reqd)
+        else:
+            self.lx, self.ly, self.lz = (b.load(b.gep(ctx, [I64(4 + d)], inbounds=True, source_etype=I64),
+                                                typ=I64, align=8) for d in range(3))
         nwi = b.mul(b.mul(self.lx, self.ly), self.lz)
         exit_bb = fn.append_basic_block("exit")
         start_bb = fn.append_basic_block("start")
@@ -258,6 +265,7 @@ class BarrierKernelGen(FuncGen):
     def region(self, body_fn):
         """Emit a loop over all work-items of the group running body_fn's code for each."""
         b, fn = self.b, self.fn
+        self.mg.regions += 1
         headers = []
         for d, lim in ((2, self.lz), (1, self.ly), (0, self.lx)):
             hdr = fn.append_basic_block("r.loop%d" % d)

@@ -57,6 +57,7 @@ class ModuleGen:
         self.globals = {}
         self.intrinsics = {}
         self.pending = []
+        self.regions = 0               # parallel regions emitted for kernels with barriers
 
     # -------------------------------------------------------------- helpers
     def intrinsic(self, name, ret, args, var_arg=False):
@@ -145,8 +146,12 @@ class ModuleGen:
         b = Builder(fn.append_basic_block("entry"))
         wi = b.alloca(WI_TYPE, name="wi")
         slots = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+        reqd = tuple(k.reqd) if k.reqd and all(k.reqd) else None
         for i in range(16):
-            v = b.load(b.gep(ctx, [I64(i)], inbounds=True, source_etype=I64), typ=I64, align=8)
+            if reqd and 4 <= i < 7:
+                v = I64(reqd[i - 4])          # reqd_work_group_size: constant loop bounds
+            else:
+                v = b.load(b.gep(ctx, [I64(i)], inbounds=True, source_etype=I64), typ=I64, align=8)
             b.store(v, b.gep(slots, [I64(0), I64(i)], inbounds=True, source_etype=ir.ArrayType(I64, WI_SLOTS)))
         lm = b.load(b.gep(ctx, [I64(16)], inbounds=True, source_etype=I64), typ=PTR, align=8)
         b.store(lm, b.gep(wi, [I32(0), I32(1)], inbounds=True, source_etype=WI_TYPE))

@@ -54,7 +54,7 @@ def target_info():
     return s["triple"], s["data_layout"]
 
 
-def compile_module(ir_text, opt_level=3):
+def compile_module(ir_text, opt_level=3, unroll=True):
     """Parse, verify, optimise and JIT the module; return the execution engine."""
     s = _init()
     mod = llvm.parse_assembly(ir_text)
@@ -64,7 +64,7 @@ def compile_module(ir_text, opt_level=3):
         pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
         pto.loop_vectorization = True
         pto.slp_vectorization = True
-        pto.loop_unrolling = True
+        pto.loop_unrolling = unroll
         pb = llvm.create_pass_builder(tm, pto)
         mpm = pb.getModulePassManager()
         mpm.run(mod, pb)
