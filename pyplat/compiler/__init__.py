@@ -63,6 +63,8 @@ class BuildResult:
         self.engine = engine          # keeps the JIT code alive
         self.timings = timings or {}
         self.llvm_ir = None
+        self.package = None           # object code + metadata (program binaries, the cache)
+        self.cache_key = None
 
     def __repr__(self):
         return "BuildResult(ok=%r, kernels=%r)" % (self.ok, list(self.kernels))
@@ -120,15 +122,33 @@ def _error_line(e):
     return "%s:%d:%d: error: %s" % (fname, line, col, e.msg)
 
 
-def build(source, options="", *, device_name="cpu"):
-    """Compile an OpenCL C program; never raises for bad user code."""
+def build(source, options="", *, device_name="cpu", use_cache=True):
+    """Compile an OpenCL C program; never raises for bad user code. Served from the on-disk
+    cache (cache.py) when an entry for the same source, options and environment exists."""
     t0 = time.perf_counter()
     try:
         opts = _options.parse(options)
     except _options.InvalidOption as e:
         return BuildResult(False, "error: %s\n" % e, invalid_options=True)
+    from . import cache
+    k = None
     try:
-        return _build(source, opts, t0)
+        k = cache.key(source, options or "", HEADER) if use_cache else None
+        hit = cache.load(k) if k else None
+        if hit is not None:
+            r = from_package_parts(*hit)
+            r.timings = {"cached": True, "total": time.perf_counter() - t0}
+            r.cache_key = k
+            return r
+    except Exception:              # a broken cache entry is only a miss
+        if os.environ.get("PYPLAT_COMPILER_DEBUG"):
+            raise
+    try:
+        r = _build(source, opts, t0)
+        if r.ok and k is not None:
+            cache.store(k, r.package)
+            r.cache_key = k
+        return r
     except CompileError as e:
         return BuildResult(False, _error_line(e) + "\n")
     except Exception as e:  # an internal compiler bug: report it, no traceback
@@ -141,7 +161,7 @@ def build(source, options="", *, device_name="cpu"):
 def _build(source, opts, t0):
     from .frontend import Frontend
     from .codegen import ModuleGen
-    from . import analysis, jit, builtins
+    from . import analysis, jit, builtins, cache
 
     args = ["-x", "cl", "-cl-no-stdinc", "-Xclang", "-fdeclare-opencl-builtins",
             "-Xclang", "-cl-ext=+all", "-include", HEADER] + opts.clang_args()
@@ -172,7 +192,7 @@ def _build(source, opts, t0):
     t_gen = time.perf_counter()
     # many parallel regions (barrier-heavy kernels such as scans): unrolling every region loop
     # costs more compile time than it gains
-    ee, mod = jit.compile_module(ir_text, opts.opt_level, unroll=mg.regions <= 12)
+    obj = jit.compile_object(ir_text, opts.opt_level, unroll=mg.regions <= 12)
     t_jit = time.perf_counter()
 
     infos = {}
@@ -201,12 +221,46 @@ def _build(source, opts, t0):
         local_size = 0
         for v in k.local_vars:
             local_size = max(local_size, v.index + v.type.size)
-        infos[k.name] = KernelInfo(name=k.name, address=ee.get_function_address(names[k.name]),
-                                   args=args_info, attributes=k.attributes,
-                                   reqd_work_group_size=tuple(k.reqd), local_mem_size=local_size,
-                                   private_mem_size=analysis.private_size(k), _engine=(ee, mod))
-    r = BuildResult(True, log_prefix, kernels=infos, engine=(ee, mod),
-                    timings={"parse": t_parse - t0, "frontend": t_front - t_parse, "codegen": t_gen - t_front,
-                             "llvm": t_jit - t_gen, "total": time.perf_counter() - t0})
+        infos[k.name] = {"name": k.name, "symbol": names[k.name],
+                         "args": [{s: getattr(a, s) for s in ArgInfo.__slots__} for a in args_info],
+                         "attributes": k.attributes, "reqd_work_group_size": list(k.reqd),
+                         "local_mem_size": local_size, "private_mem_size": analysis.private_size(k)}
+    includes = []
+    for inc in tu.get_includes():
+        f = inc.include
+        if f is not None and f.name and f.name != SOURCE_NAME:
+            includes.append(os.path.abspath(f.name))
+    meta = {"log": log_prefix, "kernels": [infos[k.name] for k in kernels],
+            "includes": cache.include_hashes(includes + [HEADER])}
+    r = from_package_parts(meta, obj)
+    r.package = cache.pack(meta, obj)
+    r.timings = {"parse": t_parse - t0, "frontend": t_front - t_parse, "codegen": t_gen - t_front,
+                 "llvm": t_jit - t_gen, "total": time.perf_counter() - t0}
     r.llvm_ir = ir_text
     return r
+
+
+def from_package_parts(meta, obj):
+    """A BuildResult from kernel metadata and object code: links the code, compiles nothing."""
+    from . import jit, cache
+    ee = jit.load_object(obj)
+    infos = {}
+    for kd in meta["kernels"]:
+        infos[kd["name"]] = KernelInfo(
+            name=kd["name"], address=ee.get_function_address(kd["symbol"]),
+            args=[ArgInfo(**a) for a in kd["args"]], attributes=kd["attributes"],
+            reqd_work_group_size=tuple(kd["reqd_work_group_size"]), local_mem_size=kd["local_mem_size"],
+            private_mem_size=kd["private_mem_size"], _engine=ee)
+    r = BuildResult(True, meta.get("log", ""), kernels=infos, engine=ee)
+    r.package = cache.pack(meta, obj)
+    return r
+
+
+def load_package(data):
+    """BuildResult from a package (bytes, as BuildResult.package), or None if it is not one made
+    for this machine, compiler and LLVM (the caller then compiles from source)."""
+    from . import cache
+    parts = cache.unpack(data)
+    if parts is None:
+        return None
+    return from_package_parts(*parts)

@@ -77,3 +77,36 @@ def compile_module(ir_text, opt_level=3, unroll=True):
     ee = llvm.create_mcjit_compiler(mod, tm)
     ee.finalize_object()
     return ee, mod
+
+
+def compile_object(ir_text, opt_level=3, unroll=True):
+    """Parse, verify, optimise for the host CPU and emit native object code (bytes)."""
+    s = _init()
+    mod = llvm.parse_assembly(ir_text)
+    mod.verify()
+    tm = s["target"].create_target_machine(cpu=s["cpu"], features=s["features"], opt=opt_level or 0, jit=True)
+    if opt_level:
+        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = unroll
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+    else:
+        pto = llvm.create_pipeline_tuning_options(speed_level=0)
+        pb = llvm.create_pass_builder(tm, pto)
+        mpm = llvm.create_new_module_pass_manager()
+        mpm.add_always_inliner_pass()
+        mpm.run(mod, pb)
+    return tm.emit_object(mod)
+
+
+def load_object(obj):
+    """Link object code into a fresh MCJIT engine (no optimisation, no code generation)."""
+    s = _init()
+    tm = s["target"].create_target_machine(cpu=s["cpu"], features=s["features"], opt=0, jit=True)
+    empty = llvm.parse_assembly('target triple = "%s"\n' % s["triple"])
+    ee = llvm.create_mcjit_compiler(empty, tm)
+    ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    ee.finalize_object()
+    return ee
