@@ -48,9 +48,11 @@ def clCreateProgramWithBinary(context, num_devices, device_list, lengths, binari
         for i, p in enumerate(parsed):
             statuses[i] = cl.CL_SUCCESS if p else cl.CL_INVALID_BINARY
     check(all(parsed), cl.CL_INVALID_BINARY, "not a PyPlat program binary")
-    source, options = parsed[0]
+    source, options = parsed[0][:2]
+    package = parsed[0][2] if len(parsed[0]) > 2 else None
     check(all(p == parsed[0] for p in parsed), cl.CL_INVALID_BINARY, "binaries of different programs")
-    return handles.handle_of(Program(ctx, source, binary_options=options, devices=devices), handles.PROGRAM)
+    return handles.handle_of(Program(ctx, source, binary_options=options, devices=devices, package=package),
+                             handles.PROGRAM)
 
 
 @entry
