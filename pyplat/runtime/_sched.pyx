@@ -666,8 +666,8 @@ cdef void basic_ready(driver_t *d, cmd_t *c) noexcept nogil:
 # ---------------------------------------------------------------------------------------------
 
 DEF MAX_BOARD = 256
-DEF SPIN = 4000
-DEF YIELDS = 50
+DEF SPIN = 300
+DEF YIELDS = 20
 
 cdef struct worker_t:
     pthread_mutex_t lock
