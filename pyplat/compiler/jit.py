@@ -1,8 +1,38 @@
 """LLVM back end: optimise (new pass manager, host CPU) and JIT in process (MCJIT)."""
 import ctypes
+import threading
+
 import llvmlite.binding as llvm
 
 _state = {}
+
+# LLVM's JIT is not safe to drive from several threads at once, and a program's native code may
+# be freed on any thread (the runtime releases finished commands' objects on a background
+# thread). So every LLVM operation takes this lock, and engines whose last user went away are
+# parked in a graveyard and disposed of by the next operation, under the lock.
+_lock = threading.RLock()
+_graveyard = []
+
+
+class Engine:
+    """An MCJIT engine owning a program's native code; freed (later, under the lock) when the
+    last BuildResult / KernelInfo referring to it goes."""
+
+    def __init__(self, engine):
+        self._engine = engine
+
+    def get_function_address(self, name):
+        with _lock:
+            return self._engine.get_function_address(name)
+
+    def __del__(self):
+        _graveyard.append(self._engine)
+
+
+def _bury():
+    """Dispose of engines nobody uses any more (call with the lock held)."""
+    while _graveyard:
+        _graveyard.pop()
 
 # C functions generated code may call: registered explicitly, since JIT symbol
 # lookup through dlopen(NULL) only sees global libraries.
@@ -16,8 +46,16 @@ LIBM_NAMES = [
 
 
 def _init():
-    if _state:
+    if _state.get("ready"):
         return _state
+    with _lock:
+        if not _state.get("ready"):
+            _init_locked()
+            _state["ready"] = True
+        return _state
+
+
+def _init_locked():
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_default_triple()
@@ -54,33 +92,14 @@ def target_info():
     return s["triple"], s["data_layout"]
 
 
-def compile_module(ir_text, opt_level=3, unroll=True):
-    """Parse, verify, optimise and JIT the module; return the execution engine."""
-    s = _init()
-    mod = llvm.parse_assembly(ir_text)
-    mod.verify()
-    tm = s["target"].create_target_machine(cpu=s["cpu"], features=s["features"], opt=opt_level or 0, jit=True)
-    if opt_level:
-        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pto.loop_unrolling = unroll
-        pb = llvm.create_pass_builder(tm, pto)
-        mpm = pb.getModulePassManager()
-        mpm.run(mod, pb)
-    else:
-        pto = llvm.create_pipeline_tuning_options(speed_level=0)
-        pb = llvm.create_pass_builder(tm, pto)
-        mpm = llvm.create_new_module_pass_manager()
-        mpm.add_always_inliner_pass()
-        mpm.run(mod, pb)
-    ee = llvm.create_mcjit_compiler(mod, tm)
-    ee.finalize_object()
-    return ee, mod
-
-
 def compile_object(ir_text, opt_level=3, unroll=True):
     """Parse, verify, optimise for the host CPU and emit native object code (bytes)."""
+    with _lock:
+        _bury()
+        return _compile_object(ir_text, opt_level, unroll)
+
+
+def _compile_object(ir_text, opt_level, unroll):
     s = _init()
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
@@ -103,10 +122,16 @@ def compile_object(ir_text, opt_level=3, unroll=True):
 
 def load_object(obj):
     """Link object code into a fresh MCJIT engine (no optimisation, no code generation)."""
+    with _lock:
+        _bury()
+        return _load_object(obj)
+
+
+def _load_object(obj):
     s = _init()
     tm = s["target"].create_target_machine(cpu=s["cpu"], features=s["features"], opt=0, jit=True)
     empty = llvm.parse_assembly('target triple = "%s"\n' % s["triple"])
     ee = llvm.create_mcjit_compiler(empty, tm)
     ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
     ee.finalize_object()
-    return ee
+    return Engine(ee)
