@@ -394,6 +394,10 @@ def format_table(results):
 def format_failures(results):
     lines = []
     for r in results:
+        if r["skip_reasons"]:
+            lines.append(f"== {r['platform']} {r['file']}: skip reasons")
+            for reason, n in sorted(r["skip_reasons"].items(), key=lambda x: -x[1]):
+                lines.append(f"  {n:4}  {reason[:300]}")
         if not r["failures"]:
             continue
         lines.append(f"== {r['platform']} {r['file']}: {len(r['failures'])} failed/errors")
@@ -485,7 +489,7 @@ def main(argv=None):
         r = run_file(test_dir, f, platform, timeout=args.timeout, kexpr=args.kexpr,
                      python=args.python, env=env, pytest_args=extra)
         print(f"  {platform:9} {f:20} {r['status']:14} {r['passed']} passed, {r['failed']} failed,"
-              f" {r['errors']} errors, {r['skipped']} skipped in {r['seconds']:.0f} s",
+              f" {r['errors']} errors, {r['skipped'] + r['xfailed']} skipped in {r['seconds']:.0f} s",
               file=sys.stderr, flush=True)
         return r
 
