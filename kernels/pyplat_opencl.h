@@ -9,6 +9,19 @@
  * overloads on named address spaces on this macro (opencl-c-base.h defines it). */
 #define __opencl_c_named_address_space_builtins 1
 
+/* Version macros clang leaves to the default header: the platform's OpenCL version and the
+ * CL_VERSION_x_y values programs compare __OPENCL_C_VERSION__ against. */
+#ifndef __OPENCL_VERSION__
+#define __OPENCL_VERSION__ 300
+#endif
+#ifndef CL_VERSION_1_0
+#define CL_VERSION_1_0 100
+#define CL_VERSION_1_1 110
+#define CL_VERSION_1_2 120
+#define CL_VERSION_2_0 200
+#define CL_VERSION_3_0 300
+#endif
+
 typedef unsigned char uchar;
 typedef unsigned short ushort;
 typedef unsigned int uint;

@@ -196,6 +196,16 @@ def lower2(g, n, name):
                     v = b.select(b.fcmp_ordered("==", ar, ir.Constant(F64, 0.5)), ir.Constant(F64, 0.0), v)
                 else:
                     v = b.fdiv(b.call(dfn("sin"), [arg]), b.call(dfn("cos"), [arg]))
+                    # exact cases (IEEE 754 tanPi): n + 1/2 -> +inf for even n, -inf for odd n
+                    # (the sign of r); even n -> copysign(0, n); odd n -> copysign(0, -n)
+                    sign = g.mg.intrinsic("llvm.copysign.f64", F64, [F64, F64])
+                    ar = b.call(g.mg.intrinsic("llvm.fabs.f64", F64, [F64]), [r])
+                    v = b.select(b.fcmp_ordered("==", ar, ir.Constant(F64, 0.5)),
+                                 b.call(sign, [ir.Constant(F64, math.inf), r]), v)
+                    v = b.select(b.fcmp_ordered("==", r, ir.Constant(F64, 0.0)),
+                                 b.call(sign, [ir.Constant(F64, 0.0), x]), v)
+                    v = b.select(b.fcmp_ordered("==", ar, ir.Constant(F64, 1.0)),
+                                 b.call(sign, [ir.Constant(F64, 0.0), b.fneg(x)]), v)
             elif name == "atan2pi":
                 v = b.fdiv(b.call(dfn("atan2"), ad), ir.Constant(F64, math.pi))
             else:
