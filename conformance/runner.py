@@ -137,13 +137,19 @@ def child_argv(args, name, start):
     return argv
 
 
+def _package_parent():
+    """The directory holding the top-level package this runner belongs to."""
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if __package__ and "." in __package__:  # pyplat.conformance: go one more level up
+        parent = os.path.dirname(parent)
+    return parent
+
+
 def _child_env():
     env = dict(os.environ)
     # The child imports this very package: make its parent directory importable.
-    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if __package__ and "." in __package__:  # pyplat.conformance: go one more level up
-        pkg_parent = os.path.dirname(pkg_parent)
-    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    parent = _package_parent()
+    env["PYTHONPATH"] = parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
 
@@ -153,7 +159,9 @@ def run_isolated(args, category, checks, progress):
     while start < len(checks):
         r_fd, w_fd = os.pipe()
         argv = child_argv(args, category.name, start) + ["--report-fd", str(w_fd)]
-        proc = subprocess.Popen(argv, pass_fds=(w_fd,), env=_child_env())
+        # cwd: `python -m` puts the working directory first on sys.path, and a source checkout
+        # there would shadow the installed package.
+        proc = subprocess.Popen(argv, pass_fds=(w_fd,), env=_child_env(), cwd=_package_parent())
         os.close(w_fd)
         current, began, buf = None, time.monotonic(), b""
         timed_out = False
