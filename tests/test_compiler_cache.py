@@ -119,7 +119,9 @@ def test_concurrent_writers_leave_whole_entries(cachedir):
     code = ("import sys; sys.path[:0] = %r; from pyplat.compiler import build; "
             "assert build(%r, '-DVAL=9').ok" % ([p for p in sys.path if p][:3], src))
     env = dict(os.environ, PYPLAT_CACHE_DIR=str(cachedir))
-    procs = [subprocess.Popen([sys.executable, "-c", code], env=env) for _ in range(3)]
+    # cwd away from a source checkout, whose pyplat/ would shadow the installed package
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=str(cachedir.parent))
+             for _ in range(3)]
     assert all(p.wait() == 0 for p in procs)
     files = [p for p in cachedir.rglob("*") if p.is_file()]
     assert len(files) == 1 and not files[0].name.startswith(".tmp")
