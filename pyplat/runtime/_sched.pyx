@@ -546,6 +546,8 @@ cdef pthread_mutex_t reap_lock
 cdef pthread_cond_t reap_cv
 cdef cmd_t *reap_head = NULL
 cdef long reap_count = 0
+DEF REAP_WAKE = 256            # wake the reaper at once when this many wait
+DEF REAP_POLL_MS = 5
 pthread_mutex_init(&reap_lock, NULL)
 pthread_cond_init(&reap_cv, NULL)
 
@@ -556,7 +558,10 @@ cdef void reap_push(cmd_t *c) noexcept nogil:
     c.reap_next = reap_head
     reap_head = c
     reap_count += 1
-    pthread_cond_signal(&reap_cv)
+    # The reaper polls (REAP_POLL_MS); it is woken only when the list grows long, so that it does
+    # not compete for the GIL with the host thread after every completed command.
+    if reap_count == REAP_WAKE:
+        pthread_cond_signal(&reap_cv)
     pthread_mutex_unlock(&reap_lock)
 
 
@@ -624,7 +629,7 @@ _reaper = None
 def _reaper_loop():
     while True:
         with nogil:
-            reap_wait(1000)
+            reap_wait(REAP_POLL_MS)
         reap()
 
 
