@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The checkout's conformance/ package; appended, so the installed pyplat still comes first.
+sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from conformance import cat_api, cat_basic, cat_buffers, cat_compiler, cat_computeinfo  # noqa: E402
 from conformance import cat_events, cat_images, cat_math, runner  # noqa: E402
