@@ -321,6 +321,34 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
     check(global_work_size, cl.CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL")
     check(k.all_args_set, cl.CL_INVALID_KERNEL_ARGS, "not every kernel argument has been set")
     device = queue.device
+    # Geometry validated once per (device, sizes): launches in a loop repeat the same sizes.
+    width = 8 * work_dim
+    key = (device, work_dim, ctypes.string_at(global_work_size, width),
+           ctypes.string_at(local_work_size, width) if local_work_size else None,
+           ctypes.string_at(global_work_offset, width) if global_work_offset else None)
+    geometry = k.geometry_cache.get(key)
+    if geometry is None:
+        geometry = _geometry(k, device, work_dim, global_work_offset, global_work_size, local_work_size)
+        if len(k.geometry_cache) >= 64:
+            k.geometry_cache.clear()
+        k.geometry_cache[key] = geometry
+    global_size, local, offset, empty = geometry
+    args_address, block_size, n, local_cells, _owner, buffers, accesses, scratch_size = k.plan()
+    check(scratch_size <= device.local_mem_size, cl.CL_OUT_OF_RESOURCES,
+          f"kernel needs {scratch_size} bytes of local memory, the device has {device.local_mem_size}")
+    command = queue.new_command()
+    if not empty:
+        # Arguments snapshot with local pointers relative to the scratch area; the runtime copies
+        # the block and gives each worker its own scratch (patching those cells).
+        command.set_ndrange(k.info.address, args_address, block_size, n, work_dim, global_size, local,
+                            offset, scratch_size, local_cells)
+    command.add_hook((k.program.result,))       # keeps the native code alive until done
+    _submit(queue, cl.CL_COMMAND_NDRANGE_KERNEL, command, num_events_in_wait_list, event_wait_list, event,
+            [k] + buffers, accesses=accesses)
+
+
+def _geometry(k, device, work_dim, global_work_offset, global_work_size, local_work_size):
+    """(global size, local size, offset, empty) padded to 3 dimensions, validated."""
     pad = [1] * (3 - work_dim)
     global_size = list((ctypes.c_size_t * work_dim).from_address(global_work_size)) + pad
     offset = (list((ctypes.c_size_t * work_dim).from_address(global_work_offset)) if global_work_offset
@@ -347,30 +375,7 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
             check(g % l == 0, cl.CL_INVALID_WORK_GROUP_SIZE, "global size not a multiple of reqd_work_group_size")
     else:
         local = choose_local_size(global_size, device.max_work_group_size, device.max_work_item_sizes)
-
-    empty = 0 in global_size[:work_dim]
-    static_local = k.info.local_mem_size
-    scratch_size = ((static_local + 127) & ~127 if k.local_args_size() else static_local) + k.local_args_size()
-    check(scratch_size <= device.local_mem_size, cl.CL_OUT_OF_RESOURCES,
-          f"kernel needs {scratch_size} bytes of local memory, the device has {device.local_mem_size}")
-    command = queue.new_command()
-    if not empty:
-        # Arguments snapshot with local pointers relative to the scratch area; the runtime copies
-        # the block and gives each worker its own scratch (patching those cells).
-        args_address, args_owner, buffers = k.snapshot((static_local + 127) & ~127)
-        n = len(k.args)
-        argv = (ctypes.c_uint64 * max(n, 1)).from_address(args_address)
-        local_cells = [argv[i] - args_address for i, (kind, _) in enumerate(k.args) if kind == "local"]
-        block_size = args_owner.nbytes - (args_address - args_owner.ctypes.data)
-        command.set_ndrange(k.info.address, args_address, block_size, n, work_dim, global_size, local,
-                            offset, scratch_size, local_cells)
-    else:
-        buffers = [v for kind, v in k.args if kind == "mem" and v is not None]
-    accesses = [(v, info.written) for (kind, v), info in zip(k.args, k.info.args)
-                if kind == "mem" and v is not None]
-    command.add_hook((k.program.result,))       # keeps the native code alive until done
-    _submit(queue, cl.CL_COMMAND_NDRANGE_KERNEL, command, num_events_in_wait_list, event_wait_list, event,
-            [k] + buffers, accesses=accesses)
+    return global_size, local, offset, 0 in global_size[:work_dim]
 
 
 @entry

@@ -60,19 +60,19 @@ def clSetKernelArg(kernel, arg_index, arg_size, arg_value):
     if arg.kind == "local":
         check(not arg_value, cl.CL_INVALID_ARG_VALUE, "a __local argument takes a NULL value")
         check(arg_size > 0, cl.CL_INVALID_ARG_SIZE, "a __local argument needs a size")
-        k.args[arg_index] = ("local", arg_size)
+        k.set_arg(arg_index, ("local", arg_size))
     elif arg.kind in ("global", "constant"):
         check(arg_size == 8, cl.CL_INVALID_ARG_SIZE, "a buffer argument's size is sizeof(cl_mem)")
         handle = ctypes.c_size_t.from_address(arg_value).value if arg_value else 0
         buffer = handles.lookup(handle, Buffer, cl.CL_INVALID_MEM_OBJECT) if handle else None
         if buffer is not None:
             check(buffer.context is k.program.context, cl.CL_INVALID_MEM_OBJECT, "buffer from another context")
-        k.args[arg_index] = ("mem", buffer)
+        k.set_arg(arg_index, ("mem", buffer))
     else:
         check(arg_value, cl.CL_INVALID_ARG_VALUE, "arg_value is NULL")
         check(arg_size == arg.size, cl.CL_INVALID_ARG_SIZE,
               f"argument {arg.name} ({arg.type_name}) takes {arg.size} bytes, not {arg_size}")
-        k.args[arg_index] = ("value", ctypes.string_at(arg_value, arg_size))
+        k.set_arg(arg_index, ("value", ctypes.string_at(arg_value, arg_size)))
 
 
 INFO = {

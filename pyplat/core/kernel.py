@@ -14,6 +14,12 @@ class Kernel(RefCounted):
         self.name = info.name
         # Per argument: ("mem", Buffer or None) | ("local", size) | ("value", bytes)
         self.args = [None] * len(info.args)
+        self.geometry_cache = {}      # validated launch sizes (pyplat/api/enqueue.py)
+        self._plan = None             # launch plan for the current argument values (see plan())
+
+    def set_arg(self, index, value):
+        self.args[index] = value
+        self._plan = None
 
     @property
     def all_args_set(self):
@@ -23,6 +29,28 @@ class Kernel(RefCounted):
         other = Kernel(self.program, self.info)
         other.args = list(self.args)
         return other
+
+    def plan(self):
+        """What every launch with the current argument values shares, built once per change of
+        the arguments (clSetKernelArg): the snapshot (argv address, block size, keepalive, local
+        cells), the buffers to keep alive and the accesses for the in-order queue's ordering.
+        The runtime copies the block into each command, so one snapshot serves every launch."""
+        plan = self._plan
+        if plan is None:
+            n = len(self.args)
+            local_size = self.local_args_size()
+            static_local = self.info.local_mem_size
+            base = (static_local + 127) & ~127
+            args_address, owner, buffers = self.snapshot(base)
+            argv = (ctypes.c_uint64 * max(n, 1)).from_address(args_address)
+            local_cells = [argv[i] - args_address for i, (kind, _) in enumerate(self.args) if kind == "local"]
+            block_size = owner.nbytes - (args_address - owner.ctypes.data)
+            accesses = tuple((v, info.written) for (kind, v), info in zip(self.args, self.info.args)
+                             if kind == "mem" and v is not None)
+            scratch_size = (base if local_size else static_local) + local_size
+            plan = self._plan = (args_address, block_size, n, local_cells, owner, buffers, accesses,
+                                 scratch_size)
+        return plan
 
     def snapshot(self, local_scratch_base):
         """Arguments as the work-group function reads them: (argv address, keepalive, buffers).
