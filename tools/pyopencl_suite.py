@@ -345,7 +345,7 @@ def run_file(test_dir, name, platform, *, timeout=DEFAULT_TIMEOUT, kexpr=None, p
                     result["skip_reasons"][reason] = result["skip_reasons"].get(reason, 0) + 1
         unfinished = [n for n in started if n not in finished]
         text = log.read_bytes().decode(errors="replace")
-        result["log_tail"] = "\n".join(text.splitlines()[-30:])
+        result["log_tail"] = "\n".join(text.splitlines()[-80:])
     if timed_out:
         result["status"] = "timeout"
     elif rc < 0:
@@ -355,8 +355,11 @@ def run_file(test_dir, name, platform, *, timeout=DEFAULT_TIMEOUT, kexpr=None, p
             result["status"] = f"crash (signal {-rc})"
     else:
         result["status"] = _PYTEST_EXIT.get(rc, f"exit {rc}")
-    if result["status"] not in ("ok", "no tests") and unfinished:
-        result["running"] = unfinished[-1]
+    if result["status"] not in ("ok", "no tests"):
+        if unfinished:
+            result["running"] = unfinished[-1]
+        elif started and result["status"].startswith("crash"):
+            result["running"] = "(no test: after the last one, at interpreter exit)"
     return result
 
 
