@@ -334,8 +334,9 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
         k.geometry_cache[key] = geometry
     global_size, local, offset, empty = geometry
     args_address, block_size, n, local_cells, _owner, buffers, accesses, scratch_size = k.plan()
-    check(scratch_size <= device.local_mem_size, cl.CL_OUT_OF_RESOURCES,
-          f"kernel needs {scratch_size} bytes of local memory, the device has {device.local_mem_size}")
+    if scratch_size > device.local_mem_size:
+        raise CLError(cl.CL_OUT_OF_RESOURCES,
+                      f"kernel needs {scratch_size} bytes of local memory, the device has {device.local_mem_size}")
     command = queue.new_command()
     if not empty:
         # Arguments snapshot with local pointers relative to the scratch area; the runtime copies

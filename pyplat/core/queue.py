@@ -29,6 +29,24 @@ def _root(buffer):
     return buffer
 
 
+class _Release:
+    """One clean-up hook releasing every object a command kept alive (last retained first)."""
+    __slots__ = ("objects",)
+
+    def __init__(self, objects):
+        self.objects = tuple(objects)
+
+    def __call__(self):
+        failure = None
+        for obj in reversed(self.objects):
+            try:
+                obj.release()
+            except BaseException as e:        # release the others all the same
+                failure = e
+        if failure is not None:
+            raise failure
+
+
 class CommandQueue(RefCounted):
 
     def __init__(self, context, device, properties, property_list):
@@ -63,9 +81,10 @@ class CommandQueue(RefCounted):
         event = Event(self.context, self, command_type, command)
         for dependency in wait_events:
             command.add_dependency(dependency.command)
-        for obj in retain:
-            obj.retain()
-            command.add_hook(obj.release)
+        if retain:
+            for obj in retain:
+                obj.retain()
+            command.add_hook(_Release(retain))
         with self._lock:
             if self.out_of_order:
                 self._order_out_of_order(command, barrier)

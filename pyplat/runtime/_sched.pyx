@@ -1117,15 +1117,21 @@ cdef class Command:
     # --- graph -------------------------------------------------------------------------
     def add_dependency(self, Command other):
         """Wait for `other`; no link if it finished (a failure marks this command failed)."""
-        with nogil:
-            link(self.c, other.c)
+        link(self.c, other.c)      # short: the event's lock is never held while waiting for the GIL
 
     def commit(self):
         """Linking done: SUBMITTED, hand over to the driver, drop enqueue's hold."""
         cdef cmd_t *c = self.c
         reap()
         pp_add(&c.refs, 1)                           # pending: until completion
-        with nogil:
+        if c.driver.ready == pool_ready:
+            # The pool only queues the command (and maybe signals a worker): no need to give up
+            # the GIL, which would invite a switch to another Python thread on every enqueue.
+            cmd_set_status(c, ST_SUBMITTED)
+            c.driver.submit(c.driver, c)
+            default_notify(c.driver, c, NULL)
+            return
+        with nogil:                                  # the basic driver may run it right here
             cmd_set_status(c, ST_SUBMITTED)
             c.driver.submit(c.driver, c)
             default_notify(c.driver, c, NULL)
