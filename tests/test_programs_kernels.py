@@ -200,3 +200,18 @@ def test_kernel_arg_info(env):
     assert CL.clGetKernelArgInfo(k, 3, cl.CL_KERNEL_ARG_NAME, 32, addr(buf), 0) == cl.CL_INVALID_ARG_INDEX
     CL.clReleaseKernel(k)
     CL.clReleaseProgram(prog)
+
+
+def test_local_mem_size_before_arguments_are_set(env):
+    ctx, dev, _ = env
+    prog = create_program(ctx, b"__kernel void k(__global int *o, __local int *tmp) { o[0] = 1; }")
+    assert CL.clBuildProgram(prog, 0, 0, 0, 0, 0) == 0
+    k = create_kernel(prog, b"k")
+    size = ctypes.c_uint64(99)
+    assert CL.clGetKernelWorkGroupInfo(k, dev, cl.CL_KERNEL_LOCAL_MEM_SIZE, 8, addr(size), 0) == 0
+    before = size.value
+    assert CL.clSetKernelArg(k, 1, 1000, 0) == 0
+    assert CL.clGetKernelWorkGroupInfo(k, dev, cl.CL_KERNEL_LOCAL_MEM_SIZE, 8, addr(size), 0) == 0
+    assert size.value >= before + 1000
+    CL.clReleaseKernel(k)
+    CL.clReleaseProgram(prog)

@@ -87,7 +87,8 @@ class Kernel(RefCounted):
         return base, block, buffers
 
     def local_args_size(self):
-        return sum((v + 127) & ~127 for k, v in self.args if k == "local")
+        """Bytes of __local arguments set so far (unset arguments count nothing)."""
+        return sum((a[1] + 127) & ~127 for a in self.args if a is not None and a[0] == "local")
 
     def destroy(self):
         self.program.kernel_count -= 1
