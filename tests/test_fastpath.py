@@ -176,3 +176,28 @@ def test_from_c_through_the_loader(run_with_pyplat, tmp_path):
     assert lines[1].split() == [str(cl.CL_INVALID_WORK_GROUP_SIZE), str(cl.CL_INVALID_EVENT)]
     assert lines[2].split() == ["9", "9", str(cl.CL_COMPLETE), "2", "1", "1", "1"]
     assert lines[3].split() == [str(cl.CL_INVALID_EVENT), str(cl.CL_INVALID_COMMAND_QUEUE)]
+
+
+def test_direct_entries_answer_as_the_python_ones(env):
+    """The direct C entries the shim gets for the hot functions: same codes as the ctypes
+    callbacks, for NULL and foreign handles and for valid calls."""
+    from pyplat.api import bridge
+    from pyplat.api._entry_points import ENTRY_POINTS
+    from pyplat.runtime import _entries
+    direct = bridge.direct_entries()
+    names = {ENTRY_POINTS[i][0] for i in direct}
+    assert {"clEnqueueNDRangeKernel", "clSetKernelArg", "clReleaseEvent", "clFinish"} <= names
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    foreign = (ctypes.c_uint64 * 8)(0, 0x4C505950, 7, 1)     # looks like a handle, is none
+    junk = ctypes.addressof(foreign)
+    for index, address in direct.items():
+        name, ret_kind, arg_kinds = ENTRY_POINTS[index]
+        proto = ctypes.CFUNCTYPE(bridge.CTYPES[ret_kind], *[bridge.CTYPES[k] for _, k in arg_kinds])
+        fast = proto(address)
+        slow = getattr(CL, name)
+        for first in (0, junk, q):
+            args = [first] + [0] * (len(arg_kinds) - 1)
+            assert fast(*args) == slow(*args), (name, first)
+    CL.clReleaseCommandQueue(q)
+    assert set(_entries.KINDS) == set(_entries.NAMES)

@@ -10,6 +10,7 @@ exception never escapes into C: CLError becomes its code; anything else is print
 becomes CL_OUT_OF_HOST_MEMORY (the generic "the implementation failed" code of the spec).
 """
 import ctypes
+import os
 import sys
 import traceback
 
@@ -103,3 +104,24 @@ def attach(table_address, n_entries, dispatch_address):
         callback = make_callback(name, ret_kind, arg_kinds, fn)
         _keepalive.append(callback)
         table[index] = ctypes.cast(callback, ctypes.c_void_p).value
+    for index, address in direct_entries().items():
+        table[index] = address
+
+
+def direct_entries():
+    """slot index -> address of a direct C entry (pyplat/runtime/_entries.pyx) for the hot entry
+    points, in place of their ctypes callbacks; PYPLAT_DIRECT_ENTRIES=0 keeps ctypes for all."""
+    from pyplat.api._entry_points import ENTRY_POINTS
+    if os.environ.get("PYPLAT_DIRECT_ENTRIES", "1") == "0":
+        return {}
+    from pyplat.runtime import _entries
+    load_all()
+    direct = _entries.configure(IMPLEMENTED, CLError, _report)
+    slots = {}
+    for index, slot in enumerate(ENTRY_POINTS):
+        if slot is None or slot[0] not in direct:
+            continue
+        name, ret_kind, arg_kinds = slot
+        if ret_kind == "i32" and tuple(k for _, k in arg_kinds) == _entries.KINDS[name]:
+            slots[index] = direct[name]
+    return slots

@@ -1,0 +1,129 @@
+# cython: language_level=3
+"""Direct C entries for the hottest OpenCL functions (the "fast path" of docs/runtime.md).
+
+The shim's entry table normally holds ctypes callbacks (pyplat/api/bridge.py). For the functions
+below, `install` writes the address of a C function with the exact C signature instead: it takes
+the GIL (PyGILState, from any thread, as ctypes does) and calls the same Python implementation,
+turning its result into the status code exactly as the bridge does (None -> CL_SUCCESS, CLError
+-> its code, anything else -> CL_OUT_OF_HOST_MEMORY with the traceback on stderr). The saving is
+ctypes' per-call work: building argument objects and the libffi closure. These functions are the
+place where native checks that need no Python are to go before the GIL is taken.
+"""
+from libc.stdint cimport int32_t, uint32_t, uint64_t
+
+DEF CL_SUCCESS = 0
+DEF CL_OUT_OF_HOST_MEMORY = -6
+
+cdef object _clerror = None
+cdef object _report = None
+cdef list _impl = [None] * 16
+
+DEF I_NDRANGE = 0
+DEF I_SETARG = 1
+DEF I_RETAIN_EVENT = 2
+DEF I_RELEASE_EVENT = 3
+DEF I_WAIT = 4
+DEF I_FLUSH = 5
+DEF I_FINISH = 6
+DEF I_READ = 7
+DEF I_WRITE = 8
+DEF I_EVENT_INFO = 9
+
+NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
+         "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
+         "clGetEventInfo")
+
+
+cdef int32_t _status(int index, tuple args):
+    """Call the Python implementation; the GIL is held."""
+    try:
+        result = _impl[index](*args)
+        return CL_SUCCESS if result is None else result
+    except BaseException as e:
+        if isinstance(e, _clerror):
+            return (<object>e).code
+        try:
+            _report(NAMES[index])
+        except BaseException:
+            pass
+        return CL_OUT_OF_HOST_MEMORY
+
+
+cdef int32_t e_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
+                       size_t local_size, uint32_t n_events, size_t events, size_t event) noexcept with gil:
+    return _status(I_NDRANGE, (queue, kernel, work_dim, offset, global_size, local_size, n_events,
+                               events, event))
+
+
+cdef int32_t e_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept with gil:
+    return _status(I_SETARG, (kernel, index, size, value))
+
+
+cdef int32_t e_retain_event(size_t event) noexcept with gil:
+    return _status(I_RETAIN_EVENT, (event,))
+
+
+cdef int32_t e_release_event(size_t event) noexcept with gil:
+    return _status(I_RELEASE_EVENT, (event,))
+
+
+cdef int32_t e_wait(uint32_t n, size_t events) noexcept with gil:
+    return _status(I_WAIT, (n, events))
+
+
+cdef int32_t e_flush(size_t queue) noexcept with gil:
+    return _status(I_FLUSH, (queue,))
+
+
+cdef int32_t e_finish(size_t queue) noexcept with gil:
+    return _status(I_FINISH, (queue,))
+
+
+cdef int32_t e_read(size_t queue, size_t buffer, uint32_t blocking, uint64_t offset, uint64_t size,
+                    size_t ptr, uint32_t n_events, size_t events, size_t event) noexcept with gil:
+    return _status(I_READ, (queue, buffer, blocking, offset, size, ptr, n_events, events, event))
+
+
+cdef int32_t e_write(size_t queue, size_t buffer, uint32_t blocking, uint64_t offset, uint64_t size,
+                     size_t ptr, uint32_t n_events, size_t events, size_t event) noexcept with gil:
+    return _status(I_WRITE, (queue, buffer, blocking, offset, size, ptr, n_events, events, event))
+
+
+cdef int32_t e_event_info(size_t event, uint32_t param, uint64_t size, size_t value,
+                          size_t size_ret) noexcept with gil:
+    return _status(I_EVENT_INFO, (event, param, size, value, size_ret))
+
+
+def addresses():
+    """name -> address of its direct C entry."""
+    return {
+        "clEnqueueNDRangeKernel": <size_t>e_ndrange, "clSetKernelArg": <size_t>e_setarg,
+        "clRetainEvent": <size_t>e_retain_event, "clReleaseEvent": <size_t>e_release_event,
+        "clWaitForEvents": <size_t>e_wait, "clFlush": <size_t>e_flush, "clFinish": <size_t>e_finish,
+        "clEnqueueReadBuffer": <size_t>e_read, "clEnqueueWriteBuffer": <size_t>e_write,
+        "clGetEventInfo": <size_t>e_event_info,
+    }
+
+
+def configure(implementations, clerror, report):
+    """Bind the Python implementations (name -> function), CLError and the error reporter."""
+    global _clerror, _report
+    _clerror, _report = clerror, report
+    for i, name in enumerate(NAMES):
+        _impl[i] = implementations.get(name)
+    return {name: address for name, address in addresses().items()
+            if _impl[NAMES.index(name)] is not None}
+
+
+# The argument kinds (pyplat/api/_entry_points.py) each C entry above is written for: an entry is
+# installed only where the generated signature agrees.
+KINDS = {
+    "clEnqueueNDRangeKernel": ("ptr", "ptr", "u32", "ptr", "ptr", "ptr", "u32", "ptr", "ptr"),
+    "clSetKernelArg": ("ptr", "u32", "u64", "ptr"),
+    "clRetainEvent": ("ptr",), "clReleaseEvent": ("ptr",),
+    "clWaitForEvents": ("u32", "ptr"),
+    "clFlush": ("ptr",), "clFinish": ("ptr",),
+    "clEnqueueReadBuffer": ("ptr", "ptr", "u32", "u64", "u64", "ptr", "u32", "ptr", "ptr"),
+    "clEnqueueWriteBuffer": ("ptr", "ptr", "u32", "u64", "u64", "ptr", "u32", "ptr", "ptr"),
+    "clGetEventInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
+}
