@@ -164,10 +164,19 @@ def write_c(slots, path):
             out.append(f"    if ({err_arg}) *{err_arg} = CL_INVALID_OPERATION;")
         out.append(f"    return {value};" if value else "    return;")
         out.append("}")
-        ret_kw = "" if s["ret_kind"] == "void" else "return "
+        call = f"(({s['typedef']})pyplat_entry_table[{i}])({call_args})"
         out.append(f"PYPLAT_HIDDEN {ret} CL_API_CALL pyplat_{name}({plist}) {{")
         out.append("    PYPLAT_ENSURE_LOADED();")
-        out.append(f"    {ret_kw}(({s['typedef']})pyplat_entry_table[{i}])({call_args});")
+        # Keep a Python exception the calling thread may have pending out of our Python code.
+        out.append("    struct pyplat_py_call saved;")
+        out.append("    pyplat_py_enter(&saved);")
+        if s["ret_kind"] == "void":
+            out.append(f"    {call};")
+            out.append("    pyplat_py_leave(&saved);")
+        else:
+            out.append(f"    {ret} result = {call};")
+            out.append("    pyplat_py_leave(&saved);")
+            out.append("    return result;")
         out.append("}")
         # Exported under the real name for programs that link PyPlat directly; the
         # dispatch table points at the hidden pyplat_ name so that calls never bind

@@ -36,6 +36,8 @@ static struct {
     void (*Py_InitializeEx)(int);
     void *(*PyEval_SaveThread)(void);
     const char *(*Py_GetVersion)(void);
+    void (*PyErr_Fetch)(void **, void **, void **);
+    void (*PyErr_Restore)(void *, void *, void *);
 } py;
 
 int pyplat_load_done;            /* atomic: loading finished (either way) */
@@ -131,6 +133,8 @@ static int resolve(void *lib) {
     SYM(Py_InitializeEx);
     SYM(PyEval_SaveThread);
     SYM(Py_GetVersion);
+    SYM(PyErr_Fetch);
+    SYM(PyErr_Restore);
 #undef SYM
     return 0;
 }
@@ -418,3 +422,21 @@ void *CL_API_CALL pyplat_clGetExtensionFunctionAddressForPlatform(cl_platform_id
     return pyplat_clGetExtensionFunctionAddress(function_name);
 }
 PYPLAT_EXPORT_ALIAS(clGetExtensionFunctionAddressForPlatform)
+
+/* ---- Calls into Python keep the caller's pending exception -------------------------------- */
+
+void pyplat_py_enter(struct pyplat_py_call *call) {
+    call->active = load_ok;
+    if (!call->active)
+        return;
+    call->gil = py.PyGILState_Ensure();
+    py.PyErr_Fetch(&call->type, &call->value, &call->traceback);
+}
+
+void pyplat_py_leave(struct pyplat_py_call *call) {
+    if (!call->active)
+        return;
+    if (call->type)
+        py.PyErr_Restore(call->type, call->value, call->traceback);
+    py.PyGILState_Release(call->gil);
+}

@@ -44,6 +44,18 @@ PYPLAT_HIDDEN void pyplat_ensure_loaded_slow(void);
 /* "pyplat: clXxx is not implemented" on stderr, once per name. */
 PYPLAT_HIDDEN void pyplat_report_missing(const char *name);
 
+/* Around each call into the Python side: hold the GIL and set aside the calling thread's pending
+ * Python exception, if any. A Python host (pyopencl) may call OpenCL while an exception is
+ * propagating, e.g. releasing a temporary during unwinding; running our Python code with the
+ * error indicator set would lose that exception. */
+struct pyplat_py_call {
+    int active;
+    int gil;
+    void *type, *value, *traceback;
+};
+PYPLAT_HIDDEN void pyplat_py_enter(struct pyplat_py_call *call);
+PYPLAT_HIDDEN void pyplat_py_leave(struct pyplat_py_call *call);
+
 /* Generated (icd_entry_points.c). */
 PYPLAT_HIDDEN extern void *pyplat_entry_table[];
 PYPLAT_HIDDEN extern const int pyplat_n_entries;

@@ -105,3 +105,19 @@ def test_user_event_gates_kernel(ctx, queue):
     out = np.empty(4, np.int32)
     cl.enqueue_copy(q, out, buf)
     assert out.tolist() == [1, 1, 1, 1]
+
+
+def test_python_exception_survives_opencl_calls_during_unwinding(queue):
+    """pyopencl releases temporaries while a TypeError propagates; the shim must keep the
+    pending exception aside while our Python code runs (else: SystemError)."""
+    import pyopencl.array as cla
+
+    class Container:
+        def __init__(self, data):
+            self.data = data
+
+        def __eq__(self, other):          # makes numpy-style dispatch fall through to TypeError
+            return Container(self.data == other)
+
+    with pytest.raises(TypeError):
+        Container(np.ones(100)) + cla.zeros(queue, (10,), dtype=np.float64)
