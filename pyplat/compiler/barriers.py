@@ -376,37 +376,12 @@ class BarrierKernelGen(FuncGen):
             b.position_at_end(end)
             return
         if op in ("for", "while", "do"):
-            if op == "for":
-                init, cond, inc, body = n.kids
-                if init is not None:
-                    self.run_region([init])
-            elif op == "while":
-                cond, body = n.kids
-                inc = None
-            else:
-                body, cond = n.kids
-                inc = None
-            cond_bb = b.append_basic_block("wg.cond")
-            body_bb = b.append_basic_block("wg.body")
-            inc_bb = b.append_basic_block("wg.inc")
-            end_bb = b.append_basic_block("wg.end")
-            b.branch(body_bb if op == "do" else cond_bb)
-            b.position_at_end(cond_bb)
-            if cond is not None:
-                b.cbranch(self.uniform(cond), body_bb, end_bb)
-            else:
-                b.branch(body_bb)
-            b.position_at_end(body_bb)
-            marker = _WGLoop(end_bb, inc_bb)
-            self.loops.append(marker)
-            self.wg_stmt(body)
-            self.loops.pop()
-            b.branch(inc_bb)
-            b.position_at_end(inc_bb)
-            if inc is not None:
-                self.run_region([Node_expr(inc)])
-            b.branch(cond_bb)
-            b.position_at_end(end_bb)
+            def body(stmt, end_bb, inc_bb):
+                self.loops.append(_WGLoop(end_bb, inc_bb))
+                self.wg_stmt(stmt)
+                self.loops.pop()
+            self.emit_loop(n, "wg", lambda init: self.run_region([init]), self.uniform, body,
+                           lambda inc: self.run_region([Node_expr(inc)]))
             return
         raise CompileError("barrier() inside this statement is not supported yet", n.cur)
 

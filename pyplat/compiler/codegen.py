@@ -934,38 +934,45 @@ class FuncGen:
         b.position_at_end(end_bb)
 
     def loop(self, n):
+        def body(stmt, end_bb, inc_bb):
+            self.loops.append((end_bb, inc_bb))
+            self.stmt(stmt)
+            self.loops.pop()
+
+        def inc(expr):
+            if expr.lv:
+                self.lvalue(expr)
+            else:
+                self.rv(expr)
+        self.emit_loop(n, "loop", self.stmt, lambda c: self.truth(self.rv(c), c.type), body, inc)
+
+    def emit_loop(self, n, prefix, init_fn, cond_fn, body_fn, inc_fn):
+        """The block skeleton of for / while / do, shared by plain and barrier-split code:
+        init; cond -> body -> inc -> cond; end. body_fn(stmt, end_bb, inc_bb) gets the targets
+        of break and continue."""
         b = self.b
-        op = n.op
-        if op == "for":
+        if n.op == "for":
             init, cond, inc, body = n.kids
-            self.stmt(init)
-        elif op == "while":
-            cond, body = n.kids
-            inc = None
+        elif n.op == "while":
+            (cond, body), init, inc = n.kids, None, None
         else:
-            body, cond = n.kids
-            inc = None
-        cond_bb = b.append_basic_block("loop.cond")
-        body_bb = b.append_basic_block("loop.body")
-        inc_bb = b.append_basic_block("loop.inc")
-        end_bb = b.append_basic_block("loop.end")
-        b.branch(body_bb if op == "do" else cond_bb)
+            (body, cond), init, inc = n.kids, None, None
+        if init is not None:
+            init_fn(init)
+        cond_bb, body_bb, inc_bb, end_bb = (b.append_basic_block(f"{prefix}.{part}")
+                                            for part in ("cond", "body", "inc", "end"))
+        b.branch(body_bb if n.op == "do" else cond_bb)
         b.position_at_end(cond_bb)
         if cond is not None:
-            b.cbranch(self.truth(self.rv(cond), cond.type), body_bb, end_bb)
+            b.cbranch(cond_fn(cond), body_bb, end_bb)
         else:
             b.branch(body_bb)
         b.position_at_end(body_bb)
-        self.loops.append((end_bb, inc_bb))
-        self.stmt(body)
-        self.loops.pop()
+        body_fn(body, end_bb, inc_bb)
         if not b.block.is_terminated:
             b.branch(inc_bb)
         b.position_at_end(inc_bb)
         if inc is not None:
-            if inc.lv:
-                self.lvalue(inc)
-            else:
-                self.rv(inc)
+            inc_fn(inc)
         b.branch(cond_bb)
         b.position_at_end(end_bb)
