@@ -108,6 +108,25 @@ def dot(g, a, c, t):
     return s
 
 
+def geom_scaled(g, a, vt):
+    """(a * s, 1 / s) for a power of two s that keeps the sum of squares of a clear of overflow
+    and underflow: length/normalize of very large or very small components stay accurate."""
+    b = g.b
+    e = vt.elem if vt.is_vector else vt
+    m = intr(g, "fabs", vt, [a])
+    if vt.is_vector:
+        ax = m
+        m = b.extract_element(ax, I32(0))
+        for i in range(1, vt.count):
+            m = intr(g, "maxnum", e, [m, b.extract_element(ax, I32(i))])
+    hi, down, up = (62, -80, 100) if e.bits == 32 else (500, -600, 600)
+    big = b.fcmp_ordered(">", m, fconst(e, 2.0 ** hi))
+    small = b.fcmp_ordered("<", m, fconst(e, 2.0 ** -hi))
+    s = b.select(big, fconst(e, 2.0 ** down), b.select(small, fconst(e, 2.0 ** up), fconst(e, 1.0)))
+    inv = b.select(big, fconst(e, 2.0 ** -down), b.select(small, fconst(e, 2.0 ** -up), fconst(e, 1.0)))
+    return b.fmul(a, g.convert(s, e, vt) if vt.is_vector else s), inv
+
+
 def const_value(k):
     while k.op == "conv" and k.type.is_scalar:
         k = k.kids[0]
@@ -204,6 +223,10 @@ def lower(g, n):
     r = B2.lower2(g, n, name)
     if r is not NotImplemented:
         return r
+    if name in ("__builtin_inff", "__builtin_inf", "__builtin_huge_valf", "__builtin_huge_val"):
+        return fconst(t, float("inf"))  # INFINITY, HUGE_VALF (pyplat_opencl.h)
+    if name in ("__builtin_nanf", "__builtin_nan"):
+        return fconst(t, float("nan"))  # NAN
     if name in WORKITEM:
         slot, dflt = WORKITEM[name]
         return dim_query(g, n, slot, dflt)
@@ -257,7 +280,7 @@ def lower(g, n):
         return g.fm(b.fmul(g.fm(b.fmul(tt, tt)), g.fm(b.fsub(fconst(t, 3.0), g.fm(b.fmul(fconst(t, 2.0), tt))))))
     if name == "sign":
         (x,) = shaped(g, n)
-        pos = b.select(b.fcmp_ordered(">", x, fconst(t, 0.0)), fconst(t, 1.0), fconst(t, 0.0))
+        pos = b.select(b.fcmp_ordered(">", x, fconst(t, 0.0)), fconst(t, 1.0), x)  # +-0 keep their sign
         r = b.select(b.fcmp_ordered("<", x, fconst(t, 0.0)), fconst(t, -1.0), pos)
         return b.select(b.fcmp_unordered("uno", x, x), fconst(t, 0.0), r)
     if name in ("degrees", "radians"):
@@ -319,13 +342,23 @@ def lower(g, n):
         a = g.rv(k)
         if base == "distance":
             a = g.fm(b.fsub(a, g.rv(n.kids[1])))
-        d = dot(g, a, a, vt)
         e = vt.elem if vt.is_vector else vt
         if base in ("length", "distance"):
-            return intr(g, "sqrt", e, [d])
-        ln = intr(g, "sqrt", e, [d])
-        r = g.fm(b.fdiv(a, g.convert(ln, e, vt) if vt.is_vector else ln))
-        return b.select(b.fcmp_ordered("==", ln, fconst(e, 0.0)), a, r)
+            q, inv = geom_scaled(g, a, vt)
+            return b.fmul(intr(g, "sqrt", e, [dot(g, q, q, vt)]), inv)
+        # normalize: infinite elements count as +-1 and the others as +-0 (OpenCL C spec)
+        isinf = b.fcmp_ordered("==", intr(g, "fabs", vt, [a]), fconst(vt, float("inf")))
+        anyinf = isinf
+        if vt.is_vector:
+            anyinf = b.extract_element(isinf, I32(0))
+            for i in range(1, vt.count):
+                anyinf = b.or_(anyinf, b.extract_element(isinf, I32(i)))
+        fixed = b.select(isinf, intr(g, "copysign", vt, [fconst(vt, 1.0), a]), b.fmul(a, fconst(vt, 0.0)))
+        a2 = b.select(anyinf, fixed, a)
+        q, _ = geom_scaled(g, a2, vt)
+        ln = intr(g, "sqrt", e, [dot(g, q, q, vt)])
+        r = g.fm(b.fdiv(q, g.convert(ln, e, vt) if vt.is_vector else ln))
+        return b.select(b.fcmp_ordered("==", ln, fconst(e, 0.0)), a2, r)
     if name == "cross":
         a, c = g.rv(n.kids[0]), g.rv(n.kids[1])
         ex = lambda v, i: b.extract_element(v, I32(i))
