@@ -159,23 +159,79 @@ def build(source, options="", *, device_name="cpu", use_cache=True):
 
 
 def _build(source, opts, t0):
+    from . import jit, cache
+    parsed = _compile_unit(source, opts, t0)
+    if isinstance(parsed, BuildResult):
+        return parsed
+    ir_text, meta, tu_info = parsed
+    t_gen = time.perf_counter()
+    # many parallel regions (barrier-heavy kernels such as scans): unrolling every region loop
+    # costs more compile time than it gains
+    obj = jit.compile_object(ir_text, opts.opt_level, unroll=meta["regions"] <= 12)
+    t_jit = time.perf_counter()
+    pmeta = {"log": meta["log"], "kernels": meta["kernels"],
+             "includes": cache.include_hashes(tu_info["includes"] + [HEADER])}
+    r = from_package_parts(pmeta, obj)
+    r.package = cache.pack(pmeta, obj)
+    r.timings = dict(tu_info["timings"], llvm=t_jit - t_gen, total=time.perf_counter() - t0)
+    r.llvm_ir = ir_text
+    return r
+
+
+HEADER_DIR = "/__pyplat_input_headers__"     # where clCompileProgram's input headers appear
+
+
+def _compile_unit(source, opts, t0, headers=None, for_link=False):
+    """Parse and lower one translation unit: (LLVM IR text, meta, info) or a failed
+    BuildResult. for_link: a compiled object; functions of the source with external linkage
+    are emitted (callable from other units) and calls of functions only declared here stay
+    external declarations, resolved by link()."""
     from .frontend import Frontend
     from .codegen import ModuleGen
-    from . import analysis, jit, builtins, cache
+    from . import jit, barriers
 
     args = ["-x", "cl", "-cl-no-stdinc", "-Xclang", "-fdeclare-opencl-builtins",
             "-Xclang", "-cl-ext=+all", "-include", HEADER] + opts.clang_args()
-    tu = _get_index().parse(SOURCE_NAME, args=args, unsaved_files=[(SOURCE_NAME, source)], options=0)
+    unsaved = [(SOURCE_NAME, source)]
+    sources = _Sources()
+    sources[SOURCE_NAME] = source
+    if headers:
+        args.append("-I" + HEADER_DIR)
+        for name, text in headers:
+            path = HEADER_DIR + "/" + name.lstrip("/")
+            unsaved.append((path, text))
+            sources[path] = text
+    tu = _get_index().parse(SOURCE_NAME, args=args, unsaved_files=unsaved, options=0)
     t_parse = time.perf_counter()
     lines, errors = _diag_lines(tu)
     if errors:
         return BuildResult(False, "\n".join(lines) + "\n")
     log_prefix = ("\n".join(lines) + "\n") if lines else ""
 
-    sources = _Sources()
-    sources[SOURCE_NAME] = source
     fe = Frontend(tu, sources)
+    fe.header = HEADER
     kernels = fe.run()
+    exported, unavailable = [], {}
+    if for_link:
+        kernel_names = {k.name for k in kernels}
+        memo = {}
+        for c in fe.exported_functions():
+            if c.spelling in kernel_names or fe.is_kernel(c):
+                continue
+            try:
+                f = fe.function(c, False)
+                if barriers.func_has_barrier(f, memo):
+                    raise CompileError("function '%s' uses barrier(): it can only be called from kernels "
+                                       "of its own compilation unit" % f.name, c)
+            except CompileError as e:
+                unavailable[c.spelling] = _error_line(e)
+                continue
+            exported.append((f, c))
+        fe.resolve_swizzles()
+    else:
+        for f in fe.externs.values():
+            raise CompileError("function '%s' is declared but not defined (compile with "
+                               "clCompileProgram and link the unit that defines it)" % f.name, f.cur)
     t_front = time.perf_counter()
 
     for k in kernels:
@@ -187,15 +243,35 @@ def _build(source, opts, t0):
             off += v.type.size
     triple, layout = jit.target_info()
     mg = ModuleGen(opts, triple, layout)
-    names = mg.generate(kernels)
+    for f, c in exported:
+        mg.linkage[f] = "linkonce_odr" if _is_inline(c) else "external"
+    names = mg.generate(kernels, [f for f, _ in exported])
     ir_text = str(mg.module)
     t_gen = time.perf_counter()
-    # many parallel regions (barrier-heavy kernels such as scans): unrolling every region loop
-    # costs more compile time than it gains
-    obj = jit.compile_object(ir_text, opts.opt_level, unroll=mg.regions <= 12)
-    t_jit = time.perf_counter()
+    meta = {"log": log_prefix, "kernels": _kernel_meta(kernels, names), "regions": mg.regions,
+            "unavailable": unavailable, "opt_level": opts.opt_level}
+    includes = []
+    for inc in tu.get_includes():
+        f = inc.include
+        if f is not None and f.name and f.name != SOURCE_NAME:
+            includes.append(os.path.abspath(f.name))
+    info = {"includes": includes,
+            "timings": {"parse": t_parse - t0, "frontend": t_front - t_parse, "codegen": t_gen - t_front}}
+    return ir_text, meta, info
 
-    infos = {}
+
+def _is_inline(c):
+    for t in c.get_tokens():
+        if t.spelling == c.spelling:
+            break
+        if t.spelling in ("inline", "__inline", "__inline__"):
+            return True
+    return False
+
+
+def _kernel_meta(kernels, names):
+    from . import analysis
+    out = []
     for k in kernels:
         written = analysis.written_params(k)
         args_info = []
@@ -221,23 +297,11 @@ def _build(source, opts, t0):
         local_size = 0
         for v in k.local_vars:
             local_size = max(local_size, v.index + v.type.size)
-        infos[k.name] = {"name": k.name, "symbol": names[k.name],
-                         "args": [{s: getattr(a, s) for s in ArgInfo.__slots__} for a in args_info],
-                         "attributes": k.attributes, "reqd_work_group_size": list(k.reqd),
-                         "local_mem_size": local_size, "private_mem_size": analysis.private_size(k)}
-    includes = []
-    for inc in tu.get_includes():
-        f = inc.include
-        if f is not None and f.name and f.name != SOURCE_NAME:
-            includes.append(os.path.abspath(f.name))
-    meta = {"log": log_prefix, "kernels": [infos[k.name] for k in kernels],
-            "includes": cache.include_hashes(includes + [HEADER])}
-    r = from_package_parts(meta, obj)
-    r.package = cache.pack(meta, obj)
-    r.timings = {"parse": t_parse - t0, "frontend": t_front - t_parse, "codegen": t_gen - t_front,
-                 "llvm": t_jit - t_gen, "total": time.perf_counter() - t0}
-    r.llvm_ir = ir_text
-    return r
+        out.append({"name": k.name, "symbol": names[k.name],
+                    "args": [{s: getattr(a, s) for s in ArgInfo.__slots__} for a in args_info],
+                    "attributes": k.attributes, "reqd_work_group_size": list(k.reqd),
+                    "local_mem_size": local_size, "private_mem_size": analysis.private_size(k)})
+    return out
 
 
 def from_package_parts(meta, obj):
@@ -264,3 +328,211 @@ def load_package(data):
     if parts is None:
         return None
     return from_package_parts(*parts)
+
+
+# ---------------------------------------------------------------------------- compile and link
+OBJECT_MAGIC = b"PYPLAT-IR-1\n"
+
+
+class ObjectResult:
+    """A compiled object or a library: LLVM IR of one or more units + their kernels' metadata.
+    `data` is its byte form (program binaries), None when compilation failed."""
+
+    def __init__(self, ok, log="", data=None, kind="object", invalid_options=False):
+        self.ok, self.log, self.data, self.kind, self.invalid_options = ok, log, data, kind, invalid_options
+
+    def __repr__(self):
+        return "ObjectResult(ok=%r, kind=%r)" % (self.ok, self.kind)
+
+
+def _pack_object(meta, ir_text):
+    import json
+    import struct
+    from . import cache
+    meta = dict(meta, env=cache.environment())
+    j = json.dumps(meta, separators=(",", ":")).encode()
+    return OBJECT_MAGIC + struct.pack("<Q", len(j)) + j + ir_text.encode()
+
+
+def unpack_object(data):
+    """(meta, IR text) of a compiled object or library made by this compiler on this machine,
+    else None."""
+    import json
+    import struct
+    from . import cache
+    if not isinstance(data, (bytes, bytearray)) or not data.startswith(OBJECT_MAGIC):
+        return None
+    try:
+        (n,) = struct.unpack_from("<Q", data, len(OBJECT_MAGIC))
+        start = len(OBJECT_MAGIC) + 8
+        meta = json.loads(data[start:start + n])
+        ir_text = bytes(data[start + n:]).decode()
+    except (struct.error, ValueError, UnicodeDecodeError):
+        return None
+    if meta.get("env") != cache.environment() or meta.get("kind") not in ("object", "library"):
+        return None
+    return meta, ir_text
+
+
+def compile_object(source, options="", headers=None):
+    """clCompileProgram: one translation unit -> ObjectResult (kind "object"). headers:
+    [(include name, text)] visible to #include under those names. Never raises for bad code."""
+    t0 = time.perf_counter()
+    try:
+        opts = _options.parse(options)
+    except _options.InvalidOption as e:
+        return ObjectResult(False, "error: %s\n" % e, invalid_options=True)
+    try:
+        parsed = _compile_unit(source, opts, t0, headers=headers, for_link=True)
+        if isinstance(parsed, BuildResult):
+            return ObjectResult(False, parsed.log)
+        ir_text, meta, _ = parsed
+        meta["kind"] = "object"
+        return ObjectResult(True, meta["log"], _pack_object(meta, ir_text))
+    except CompileError as e:
+        return ObjectResult(False, _error_line(e) + "\n")
+    except Exception as e:
+        if os.environ.get("PYPLAT_COMPILER_DEBUG"):
+            raise
+        return ObjectResult(False, "%s:0:0: error: internal compiler error: %s: %s\n"
+                            % (SOURCE_NAME, type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+
+
+LINK_FLAGS = {"-create-library", "-enable-link-options", "-cl-denorms-are-zero", "-cl-no-signed-zeros",
+              "-cl-unsafe-math-optimizations", "-cl-finite-math-only", "-cl-fast-relaxed-math",
+              "-cl-no-subgroup-ifp"}
+
+
+def parse_link_options(text):
+    """The set of link options, or raises InvalidOption (CL_INVALID_LINKER_OPTIONS)."""
+    import shlex
+    try:
+        toks = shlex.split(text or "")
+    except ValueError as e:
+        raise _options.InvalidOption("invalid link option: %s" % e)
+    for t in toks:
+        if t not in LINK_FLAGS:
+            raise _options.InvalidOption("invalid link option '%s'" % t)
+    flags = set(toks)
+    if "-enable-link-options" in flags and "-create-library" not in flags:
+        raise _options.InvalidOption("-enable-link-options is only valid with -create-library")
+    return flags
+
+
+def _symbol_name(llvm_name):
+    return llvm_name.split(".", 1)[1] if llvm_name.startswith(("f.", "k.")) else llvm_name
+
+
+def link(objects, options="", use_cache=True):
+    """clLinkProgram: compiled objects / libraries (bytes from compile_object / link) -> a
+    BuildResult (executable) or, with -create-library, an ObjectResult of kind "library".
+    The units' LLVM modules are linked (functions defined in one unit and declared in another
+    resolve), then optimised and compiled as a whole. Never raises for bad input."""
+    t0 = time.perf_counter()
+    try:
+        flags = parse_link_options(options)
+    except _options.InvalidOption as e:
+        return BuildResult(False, "error: %s\n" % e, invalid_options=True)
+    library = "-create-library" in flags
+    parts = []
+    for i, data in enumerate(objects):
+        p = unpack_object(data)
+        if p is None:
+            return BuildResult(False, "error: input %d is not a compiled object or library of this "
+                                      "compiler and machine\n" % i)
+        parts.append(p)
+    from . import cache
+    k = None
+    if not library and use_cache:
+        import hashlib
+        h = hashlib.sha256()
+        for data in objects:
+            h.update(hashlib.sha256(data).digest())
+        try:
+            k = cache.key(h.hexdigest(), "link:" + " ".join(sorted(flags)), HEADER)
+            hit = cache.load(k)
+            if hit is not None:
+                r = from_package_parts(*hit)
+                r.timings = {"cached": True, "total": time.perf_counter() - t0}
+                r.cache_key = k
+                return r
+        except Exception:
+            if os.environ.get("PYPLAT_COMPILER_DEBUG"):
+                raise
+            k = None
+    try:
+        r = _link(parts, library, t0)
+        if not library and r.ok and k is not None:
+            cache.store(k, r.package)
+            r.cache_key = k
+        return r
+    except Exception as e:
+        if os.environ.get("PYPLAT_COMPILER_DEBUG"):
+            raise
+        cls = ObjectResult if library else BuildResult
+        return cls(False, "error: internal linker error: %s: %s\n"
+                   % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+
+
+def _link(parts, library, t0):
+    import llvmlite.binding as llvm
+    from . import jit, cache
+    fail = (lambda msg: ObjectResult(False, msg, kind="library")) if library else \
+        (lambda msg: BuildResult(False, msg))
+    kernels, seen = [], {}
+    unavailable = {}
+    log = "".join(m.get("log", "") for m, _ in parts)
+    for i, (meta, _) in enumerate(parts):
+        for kd in meta["kernels"]:
+            if kd["name"] in seen:
+                return fail(log + "error: kernel '%s' is defined in more than one input (inputs %d and %d)\n"
+                            % (kd["name"], seen[kd["name"]], i))
+            seen[kd["name"]] = i
+            kernels.append(kd)
+        unavailable.update(meta.get("unavailable", {}))
+    with jit._lock:
+        jit._init()
+        mod = llvm.parse_assembly(parts[0][1])
+        for meta, ir_text in parts[1:]:
+            other = llvm.parse_assembly(ir_text)
+            try:
+                mod.link_in(other)
+            except RuntimeError as e:
+                msg = str(e).strip()
+                m = re.search(r"'([^']+)'", msg)
+                if m and "multiply defined" in msg:
+                    return fail(log + "error: function '%s' is defined in more than one input\n"
+                                % _symbol_name(m.group(1)))
+                return fail(log + "error: link failed: %s\n" % msg)
+        undefined = [fn.name for fn in mod.functions
+                     if fn.is_declaration and fn.name.startswith(("f.", "k."))]
+        if library:
+            meta = {"log": log, "kernels": kernels, "kind": "library", "unavailable": unavailable,
+                    "regions": sum(m.get("regions", 0) for m, _ in parts),
+                    "opt_level": min(m.get("opt_level", 3) for m, _ in parts)}
+            return ObjectResult(True, log, _pack_object(meta, str(mod)), kind="library")
+        if undefined:
+            lines = []
+            for name in undefined:
+                sym = _symbol_name(name)
+                if sym in unavailable:
+                    lines.append("error: undefined function '%s': %s" % (sym, unavailable[sym]))
+                else:
+                    lines.append("error: undefined function '%s' (declared and called, but defined in "
+                                 "none of the linked programs)" % sym)
+            return fail(log + "\n".join(lines) + "\n")
+        keep = {kd["symbol"] for kd in kernels}
+        for fn in mod.functions:
+            if not fn.is_declaration and fn.name not in keep:
+                fn.linkage = llvm.Linkage.internal
+        ir_text = str(mod)
+    t_link = time.perf_counter()
+    regions = sum(m.get("regions", 0) for m, _ in parts)
+    opt_level = min(m.get("opt_level", 3) for m, _ in parts)
+    obj = jit.compile_object(ir_text, opt_level, unroll=regions <= 12)
+    pmeta = {"log": log, "kernels": kernels, "includes": []}
+    r = from_package_parts(pmeta, obj)
+    r.package = cache.pack(pmeta, obj)
+    r.timings = {"link": t_link - t0, "llvm": time.perf_counter() - t_link, "total": time.perf_counter() - t0}
+    r.llvm_ir = ir_text
+    return r

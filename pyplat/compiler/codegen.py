@@ -35,7 +35,7 @@ class Builder(ir.IRBuilder):
 
 
 _STMT_LIKE = {"block", "if", "for", "while", "do", "case", "default", "switch", "expr", "decl", "return",
-              "break", "continue", "nop", "barrier"}
+              "break", "continue", "nop", "barrier", "label", "goto"}
 
 
 class LV:
@@ -58,6 +58,7 @@ class ModuleGen:
         self.intrinsics = {}
         self.pending = []
         self.regions = 0               # parallel regions emitted for kernels with barriers
+        self.linkage = {}              # Func -> LLVM linkage when not internal (compiled objects)
 
     # -------------------------------------------------------------- helpers
     def intrinsic(self, name, ret, args, var_arg=False):
@@ -107,9 +108,12 @@ class ModuleGen:
                 args.append(PTR if p.type.is_struct else p.type.llvm())
             ret = VOIDT if (f.ret.is_struct or f.ret.is_void) else f.ret.llvm()
             fn = ir.Function(self.module, ir.FunctionType(ret, args), name=("k." if f.is_kernel else "f.") + f.name)
-            fn.linkage = "internal"
-            fn.attributes.add("alwaysinline")
             fn.attributes.add("nounwind")
+            if f.body is None:         # declared only: defined in another compilation unit
+                self.fns[f] = fn
+                return fn
+            fn.linkage = self.linkage.get(f, "internal")
+            fn.attributes.add("alwaysinline")
             off = 2 if f.ret.is_struct else 1
             for i, p in enumerate(f.params):
                 if p.restrict and p.type.is_pointer:
@@ -118,10 +122,20 @@ class ModuleGen:
             self.pending.append(f)
         return fn
 
-    def generate(self, kernels):
+    def generate(self, kernels, exported=()):
+        """Emit the kernels' work-group functions and every function they use; `exported`:
+        further functions to emit (compiled objects: callable from other units)."""
         from . import barriers
+        for f in exported:
+            self.function(f)
+        for k in kernels:
+            barriers.inline_barrier_functions(k)
         memo = {}
         with_barriers = [k for k in kernels if barriers.has_barrier(k.body, memo)]
+        for k in with_barriers:
+            if barriers.uses_goto(k.body):
+                raise CompileError("kernel '%s' uses goto together with barrier() (also counted: goto in "
+                                   "barrier-using functions it calls, which are inlined): not supported" % k.name, k.cur)
         names = {}
         for k in kernels:
             if k not in with_barriers:
@@ -816,6 +830,14 @@ class FuncGen:
                 self.stmt(k)
         elif op == "nop":
             pass
+        elif op == "label":
+            bb = self.label_block(n.val)
+            if not b.block.is_terminated:
+                b.branch(bb)
+            b.position_at_end(bb)
+            self.stmt(n.kids[0])
+        elif op == "goto":
+            b.branch(self.label_block(n.val))
         elif op == "barrier":
             self.err("barrier() in a function called from a kernel is not supported yet "
                      "(call it in the kernel itself)", n)
@@ -882,6 +904,13 @@ class FuncGen:
                 b.ret_void()
         else:
             self.err("unsupported statement '%s'" % op, n)
+
+    def label_block(self, name):
+        labels = self.__dict__.setdefault("labels", {})
+        bb = labels.get(name)
+        if bb is None:
+            bb = labels[name] = self.b.append_basic_block("label." + name)
+        return bb
 
     def continue_target(self):
         """The innermost loop (not switch) entry of the loop stack, or None."""

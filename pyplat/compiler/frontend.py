@@ -53,6 +53,9 @@ class Frontend:
         self.accessors = []             # (node, cursor, kind) member/swizzle nodes in post-order
         self.unresolved = []
         self.cur_func = None
+        self.externs = {}               # name -> Func declared but not defined here (link time)
+        self.header = None              # our header: its declarations are builtins
+        self.main_file = "<source>"
 
     # ------------------------------------------------------------------ types
     def ty(self, ct):
@@ -111,12 +114,15 @@ class Frontend:
         kernels = []
         for c in self.tu.cursor.get_children():
             if c.kind == CK.FUNCTION_DECL and c.is_definition():
-                if capi.calling_conv(c.type) == 200 or any(
-                        a.kind == CK.UNEXPOSED_ATTR and self._attr_tokens(a)[:1] in (["__kernel"], ["kernel"])
-                        for a in c.get_children() if a.kind.is_attribute()):
+                if self.is_kernel(c):
                     kernels.append(self.function(c, True))
         self.resolve_swizzles()
         return kernels
+
+    def is_kernel(self, c):
+        return capi.calling_conv(c.type) == 200 or any(
+            a.kind == CK.UNEXPOSED_ATTR and self._attr_tokens(a)[:1] in (["__kernel"], ["kernel"])
+            for a in c.get_children() if a.kind.is_attribute())
 
     def _attr_tokens(self, a):
         return [t.spelling for t in a.get_tokens()]
@@ -222,8 +228,14 @@ class Frontend:
             return Node("case", kids=[self.stmt(kids[-1])], val=int(v), cur=c)
         if k == CK.DEFAULT_STMT:
             return Node("default", kids=[self.stmt(list(c.get_children())[-1])], cur=c)
-        if k in (CK.GOTO_STMT, CK.LABEL_STMT):
-            raise CompileError("goto and labels are not supported", c)
+        if k == CK.LABEL_STMT:
+            kids = list(c.get_children())
+            return Node("label", kids=[self.stmt(kids[-1]) if kids else Node("nop")], val=c.spelling, cur=c)
+        if k == CK.GOTO_STMT:
+            refs = [x.spelling for x in c.get_children() if x.kind == CK.LABEL_REF]
+            if not refs:
+                raise CompileError("computed goto is not supported", c)
+            return Node("goto", val=refs[0], cur=c)
         raise CompileError("unsupported statement (%s)" % k.name.lower(), c)
 
     def for_stmt(self, c):
@@ -592,7 +604,55 @@ class Frontend:
         if d is not None and d.kind == CK.FUNCTION_DECL:
             f = self.function(d, False)
             return Node("call", t, args, val=f, cur=c)
+        if self._user_declared(ref, c):
+            return Node("call", t, args, val=self.extern_function(ref), cur=c)
         return Node("builtin", t, args, val=name, cur=c)
+
+    def _user_declared(self, ref, call):
+        """A function the program declares without defining it (defined in another compilation
+        unit, resolved at link time). clang's builtins are implicit declarations located at the
+        call itself; the ones of our header are builtins too."""
+        loc = ref.location
+        if loc.file is None or ref.kind != CK.FUNCTION_DECL:
+            return False
+        if loc.file.name == self.header:
+            return False
+        cl = call.location
+        return not (cl.file is not None and cl.file.name == loc.file.name and cl.offset == loc.offset)
+
+    def extern_function(self, ref):
+        """A Func without a body for a function defined elsewhere (declared only)."""
+        f = self.externs.get(ref.spelling)
+        if f is None:
+            ret = self.ty(ref.type.get_result())
+            params = []
+            for i, ch in enumerate(x for x in ref.get_children() if x.kind == CK.PARM_DECL):
+                t = self.ty(ch.type)
+                if t is None:
+                    raise CompileError("function pointer parameters are not supported", ch)
+                v = Var(ch.spelling, t, "param", ch)
+                v.index = i
+                params.append(v)
+            if not params and ref.type.kind == TK.FUNCTIONPROTO:
+                for i, at in enumerate(ref.type.argument_types()):
+                    v = Var("p%d" % i, self.ty(at), "param", ref)
+                    v.index = i
+                    params.append(v)
+            is_kernel = capi.calling_conv(ref.type) == 200
+            f = Func(ref.spelling, ret, params, None, is_kernel, ref)
+            self.externs[ref.spelling] = f
+        return f
+
+    def exported_functions(self):
+        """Compile-only mode: every function of the main source file with external linkage
+        (callable from other compilation units), in source order; (cursor, is_kernel)."""
+        out = []
+        for c in self.tu.cursor.get_children():
+            if c.kind == CK.FUNCTION_DECL and c.is_definition() and c.location.file is not None \
+                    and c.location.file.name == self.main_file \
+                    and c.storage_class != ci.StorageClass.STATIC:
+                out.append(c)
+        return out
 
     def e_string(self, c):
         data = _decode_c_string(c.spelling)
