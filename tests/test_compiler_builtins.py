@@ -294,3 +294,15 @@ def test_printf_long_output_and_bad_format(capfd):
     assert out.startswith("%dxy\n0-1-2-") and len(out) == 5 + 600 + 1 + 3003
     r = build("__kernel void k(__constant char *s) { printf(s); }")
     assert not r.ok and "string literal" in r.log and "internal" not in r.log
+
+
+def test_builtin_constants_used_twice():
+    # clang declares __builtin_inff/__builtin_nanf implicitly at their first call: a second use
+    # must still be a builtin, not a function declared elsewhere (link time)
+    src = """
+    __kernel void k(__global float *o) {
+        o[0] = INFINITY; o[1] = -INFINITY; o[2] = NAN; o[3] = HUGE_VALF + NAN;
+    }"""
+    o = np.zeros(4, np.float32)
+    run1(src, [o], 1)
+    assert o[0] == np.inf and o[1] == -np.inf and np.isnan(o[2]) and np.isnan(o[3])

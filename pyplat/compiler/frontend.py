@@ -615,7 +615,8 @@ class Frontend:
         loc = ref.location
         if loc.file is None or ref.kind != CK.FUNCTION_DECL:
             return False
-        if loc.file.name == self.header:
+        # clang declares __builtin_* implicitly at their first call only: later calls refer to it
+        if ref.spelling.startswith("__builtin_") or loc.file.name == self.header:
             return False
         cl = call.location
         return not (cl.file is not None and cl.file.name == loc.file.name and cl.offset == loc.offset)
