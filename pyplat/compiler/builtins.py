@@ -177,6 +177,46 @@ def global_id(g, n):
     return b.select(b.icmp_unsigned("<", d, g.wi_slot(0)), v, I64(0))
 
 
+def directed_float(g, v, s, t, mode):
+    """convert_<float type>_rtz/_rtp/_rtn: convert to nearest, compare the result with the exact
+    source, then step one ulp (the next float, via the bits) toward the source where the mode
+    says; the nearest value is always the directed result or its neighbour on the source's side."""
+    b = g.b
+    se, te = (s.elem if s.is_vector else s), (t.elem if t.is_vector else t)
+    r = g.convert(v, s, t)
+    mant = 24 if te.bits == 32 else 53
+    if (se.is_float and se.bits <= te.bits) or (se.is_int and se.bits - (1 if se.signed else 0) <= mant):
+        return r  # exact
+    it = T.vector(T.INT_OF_BITS[te.bits], t.count) if t.is_vector else T.INT_OF_BITS[te.bits]
+    if se.is_float:
+        back = g.convert(r, t, s)
+        gt, lt = b.fcmp_ordered(">", back, v), b.fcmp_ordered("<", back, v)
+        xneg = b.fcmp_ordered("<", v, fconst(s, 0.0))
+    else:
+        big = b.fcmp_ordered(">=", r, fconst(t, 2.0 ** (se.bits - (1 if se.signed else 0))))
+        ri = g.convert(b.select(big, fconst(t, 0.0), r), t, s)
+        cmp = b.icmp_signed if se.signed else b.icmp_unsigned
+        gt = b.or_(big, cmp(">", ri, v))
+        lt = b.and_(b.not_(big), cmp("<", ri, v))
+        xneg = b.icmp_signed("<", v, fconst(s, 0)) if se.signed else None
+    if mode == "rtp":
+        up, down = lt, None
+    elif mode == "rtn":
+        up, down = None, gt
+    else:  # rtz: toward zero
+        up = b.and_(lt, xneg) if xneg is not None else None
+        down = b.and_(gt, b.not_(xneg)) if xneg is not None else gt
+    bits = b.bitcast(r, it.llvm())
+    neg = b.icmp_signed("<", bits, fconst(it, 0))
+    one, minus, zero = fconst(it, 1), fconst(it, -1), fconst(it, 0)
+    delta = zero
+    if down is not None:  # toward -inf: a smaller magnitude when positive, larger when negative
+        delta = b.select(down, b.select(neg, one, minus), delta)
+    if up is not None:
+        delta = b.select(up, b.select(neg, minus, one), delta)
+    return b.bitcast(b.add(bits, delta), t.llvm())
+
+
 def convert_builtin(g, n, name):
     parts = name[len("convert_"):].split("_")
     sat = "sat" in parts
@@ -188,6 +228,8 @@ def convert_builtin(g, n, name):
     se, te = (s.elem if s.is_vector else s), (t.elem if t.is_vector else t)
     if se.is_float and te.is_int and rnd and rnd[0] != "rtz":
         v = intr(g, {"rte": "rint", "rtp": "ceil", "rtn": "floor"}[rnd[0]], s, [v])
+    if te.is_float and rnd and rnd[0] != "rte":
+        return directed_float(g, v, s, t, rnd[0])
     if not sat or te.is_float:
         return g.convert(v, s, t, n)
     tmin = -(1 << (te.bits - 1)) if te.signed else 0
