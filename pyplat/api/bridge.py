@@ -51,8 +51,8 @@ def _wrap_creator(name, fn, errcode_index):
         try:
             result = fn(*args)
             code = cl.CL_SUCCESS
-        except CLError as e:
-            result, code = 0, e.code
+        except CLError as e:          # clLinkProgram's failure keeps its program (e.result)
+            result, code = getattr(e, "result", 0), e.code
         except BaseException:
             _report(name)
             result, code = 0, cl.CL_OUT_OF_HOST_MEMORY

@@ -47,12 +47,13 @@ def clCreateProgramWithBinary(context, num_devices, device_list, lengths, binari
     if statuses is not None:
         for i, p in enumerate(parsed):
             statuses[i] = cl.CL_SUCCESS if p else cl.CL_INVALID_BINARY
-    check(all(parsed), cl.CL_INVALID_BINARY, "not a PyPlat program binary")
-    source, options = parsed[0][:2]
-    package = parsed[0][2] if len(parsed[0]) > 2 else None
-    check(all(p == parsed[0] for p in parsed), cl.CL_INVALID_BINARY, "binaries of different programs")
-    return handles.handle_of(Program(ctx, source, binary_options=options, devices=devices, package=package),
-                             handles.PROGRAM)
+    check(all(parsed), cl.CL_INVALID_BINARY, "not a PyPlat program binary (or made for another machine)")
+    b = parsed[0]
+    check(all(p == b for p in parsed), cl.CL_INVALID_BINARY, "binaries of different programs")
+    prog = Program(ctx, b["source"], binary_options=b["options"], devices=devices, package=b["package"],
+                   ir_object=b["ir_object"], binary_type=b["binary_type"])
+    prog.no_source = b["linked"]
+    return handles.handle_of(prog, handles.PROGRAM)
 
 
 @entry
@@ -84,6 +85,8 @@ def clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_
     text = ctypes.string_at(options).decode("utf-8", errors="replace") if options else ""
     if prog.from_binary and not text:
         text = prog.options
+    check(not prog.linked, cl.CL_INVALID_OPERATION,
+          "the program was made by clLinkProgram, not from source or a binary")
     result = prog.build(devices, text)
     if pfn_notify:
         BUILD_NOTIFY(pfn_notify)(program, user_data)
@@ -91,6 +94,84 @@ def clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_
         return cl.CL_INVALID_BUILD_OPTIONS
     if not result.ok:
         return cl.CL_BUILD_PROGRAM_FAILURE
+
+
+def _strings(count, address, what):
+    pointers = (ctypes.c_size_t * count).from_address(address)
+    out = []
+    for i, ptr in enumerate(pointers):
+        check(ptr, cl.CL_INVALID_VALUE, f"{what}[{i}] is NULL")
+        out.append(ctypes.string_at(ptr).decode("utf-8", errors="replace"))
+    return out
+
+
+@entry
+def clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers,
+                     header_include_names, pfn_notify, user_data):
+    prog = lookup_program(program)
+    devices = device_subset(prog, num_devices, device_list)
+    check(pfn_notify or not user_data, cl.CL_INVALID_VALUE, "user_data without pfn_notify")
+    if num_input_headers:
+        check(input_headers and header_include_names, cl.CL_INVALID_VALUE,
+              "num_input_headers > 0 but input_headers or header_include_names is NULL")
+        progs = [lookup_program(h) for h in (ctypes.c_size_t * num_input_headers).from_address(input_headers)]
+        names = _strings(num_input_headers, header_include_names, "header_include_names")
+        headers = [(n, p.source) for n, p in zip(names, progs)]
+    else:
+        check(not input_headers and not header_include_names, cl.CL_INVALID_VALUE,
+              "num_input_headers is 0 but input_headers or header_include_names is not NULL")
+        headers = []
+    check(prog.kernel_count == 0, cl.CL_INVALID_OPERATION, "kernels are attached to the program")
+    check(not prog.from_binary and not prog.linked, cl.CL_INVALID_OPERATION,
+          "the program was not created from source")
+    text = ctypes.string_at(options).decode("utf-8", errors="replace") if options else ""
+    result = prog.compile(devices, text, headers)
+    if pfn_notify:
+        BUILD_NOTIFY(pfn_notify)(program, user_data)
+    if result.invalid_options:
+        return cl.CL_INVALID_COMPILER_OPTIONS
+    if not result.ok:
+        return cl.CL_COMPILE_PROGRAM_FAILURE
+
+
+@entry
+def clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs,
+                  pfn_notify, user_data, errcode_ret):
+    from pyplat import compiler
+    ctx = handles.lookup(context, Context, cl.CL_INVALID_CONTEXT)
+    check(bool(num_devices) == bool(device_list), cl.CL_INVALID_VALUE, "num_devices and device_list disagree")
+    check(num_input_programs and input_programs, cl.CL_INVALID_VALUE,
+          "num_input_programs is 0 or input_programs is NULL")
+    check(pfn_notify or not user_data, cl.CL_INVALID_VALUE, "user_data without pfn_notify")
+    if device_list:
+        devices = handles.lookup_array(num_devices, device_list, Device, cl.CL_INVALID_DEVICE)
+        check(all(d in ctx.devices for d in devices), cl.CL_INVALID_DEVICE, "device not in the context")
+    else:
+        devices = list(ctx.devices)
+    inputs = [lookup_program(h) for h in (ctypes.c_size_t * num_input_programs).from_address(input_programs)]
+    text = ctypes.string_at(options).decode("utf-8", errors="replace") if options else ""
+    try:
+        compiler.parse_link_options(text)
+    except Exception as e:
+        raise CLError(cl.CL_INVALID_LINKER_OPTIONS, str(e))
+    for p in inputs:
+        check(p.context is ctx, cl.CL_INVALID_OPERATION, "an input program belongs to another context")
+        check(p.binary_type in (cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, cl.CL_PROGRAM_BINARY_TYPE_LIBRARY)
+              and p.ir_object is not None, cl.CL_INVALID_OPERATION,
+              "an input program is not a compiled object or library")
+        check(all(d in p.devices for d in devices), cl.CL_INVALID_OPERATION,
+              "an input program has no compiled object or library for a device of device_list")
+    prog = Program(ctx, "", devices=devices)
+    handle = handles.handle_of(prog, handles.PROGRAM)
+    result = prog.link(devices, text, inputs)
+    if pfn_notify:
+        BUILD_NOTIFY(pfn_notify)(handle, user_data)
+    if not result.ok:
+        # the program object stays valid (its build log says why); errcode_ret reports the failure
+        e = CLError(cl.CL_LINK_PROGRAM_FAILURE, "link failed")
+        e.result = handle
+        raise e
+    return handle
 
 
 def _require_built(prog):

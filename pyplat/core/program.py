@@ -7,13 +7,15 @@ from pyplat.core.object import RefCounted
 
 BINARY_MAGIC = b"PYPLAT-PROGRAM-1\n"      # source + options only (older binaries: rebuilt)
 BINARY_MAGIC2 = b"PYPLAT-PROGRAM-2\n"     # + the compiler's package: object code and metadata
+# compiled objects and libraries are the compiler's IR objects as they are (PYPLAT-IR-1)
 
 
 class Program(RefCounted):
     """A program of one context. All devices of a context share one CPU code generation, so a
     build produces one result that serves every device it was built for."""
 
-    def __init__(self, context, source=None, binary_options=None, devices=None, package=None):
+    def __init__(self, context, source=None, binary_options=None, devices=None, package=None,
+                 ir_object=None, binary_type=None):
         super().__init__()
         self.context = context.retain()
         self.devices = list(devices or context.devices)
@@ -27,6 +29,11 @@ class Program(RefCounted):
             self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
         self.result = None
         self.package = package         # from a binary: loaded by build() without compiling
+        self.ir_object = ir_object     # compiled object / library (compiler.compile_object, link)
+        if binary_type is not None:
+            self.binary_type = binary_type
+        self.linked = False            # made by clLinkProgram (cannot be compiled or built)
+        self.no_source = False         # an executable without source to fall back on
         self.kernel_count = 0          # kernels alive: a program with kernels cannot be rebuilt
         self._lock = threading.Lock()
 
@@ -45,15 +52,68 @@ class Program(RefCounted):
                 result = compiler.load_package(self.package)   # None: other machine/compiler
                 if result is not None:
                     options = self.options
+                elif self.no_source:
+                    result = compiler.BuildResult(False, "error: the program binary was made for "
+                                                  "another machine or compiler version\n")
+            if result is None and self.from_binary and self.ir_object is not None:
+                result = compiler.link([self.ir_object], "")   # an object or library alone
+                options = self.options
             if result is None:
                 result = compiler.build(self.source, options)
+            self._finish(devices, options, result)
+            if result.ok:
+                self.ir_object = None if not self.from_binary else self.ir_object
+            return result
+
+    def _finish(self, devices, options, result):
+        for d in devices:
+            self.status[d] = cl.CL_BUILD_SUCCESS if result.ok else cl.CL_BUILD_ERROR
+            self.log[d] = result.log
+        self.options = options
+        if result.ok:
+            self.result = result
+            self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+
+    def compile(self, devices, options, headers):
+        """clCompileProgram: the source (+ input headers [(name, text)]) into a compiled object."""
+        from pyplat import compiler
+        with self._lock:
+            for d in devices:
+                self.status[d] = cl.CL_BUILD_IN_PROGRESS
+            result = compiler.compile_object(self.source, options, headers)
             for d in devices:
                 self.status[d] = cl.CL_BUILD_SUCCESS if result.ok else cl.CL_BUILD_ERROR
                 self.log[d] = result.log
             self.options = options
+            self.result = None
+            self.package = None
             if result.ok:
-                self.result = result
-                self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+                self.ir_object = result.data
+                self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+            else:
+                self.ir_object = None
+                self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_NONE
+            return result
+
+    def link(self, devices, options, inputs):
+        """clLinkProgram into this (new) program: inputs are programs holding compiled objects
+        or libraries. An executable, or a library with -create-library."""
+        from pyplat import compiler
+        with self._lock:
+            self.linked = self.no_source = True
+            for d in devices:
+                self.status[d] = cl.CL_BUILD_IN_PROGRESS
+            result = compiler.link([p.ir_object for p in inputs], options)
+            if isinstance(result, compiler.ObjectResult):
+                for d in devices:
+                    self.status[d] = cl.CL_BUILD_SUCCESS if result.ok else cl.CL_BUILD_ERROR
+                    self.log[d] = result.log
+                self.options = options
+                if result.ok:
+                    self.ir_object = result.data
+                    self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_LIBRARY
+                return result
+            self._finish(devices, options, result)
             return result
 
     @property
@@ -65,31 +125,50 @@ class Program(RefCounted):
         clCreateProgramWithBinary accepts (building it recompiles the source)."""
         if self.binary_type == cl.CL_PROGRAM_BINARY_TYPE_NONE:
             return b""
+        if self.binary_type in (cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, cl.CL_PROGRAM_BINARY_TYPE_LIBRARY):
+            return self.ir_object or b""
         package = getattr(self.result, "package", None) if self.result is not None else self.package
         if package:
             source = self.source.encode()
-            header = json.dumps({"options": self.options, "source_size": len(source)}).encode()
+            h = {"options": self.options, "source_size": len(source)}
+            if self.no_source:
+                h["linked"] = True
+            header = json.dumps(h).encode()
             return BINARY_MAGIC2 + header + b"\n" + source + package
         header = json.dumps({"options": self.options}).encode()
         return BINARY_MAGIC + header + b"\n" + self.source.encode()
 
     @staticmethod
     def parse_binary(data):
-        """(source, options) of a binary from ``binary()``, or None if it is not one; binaries
-        that carry object code give (source, options, package)."""
+        """A binary from ``binary()`` as a dict (source, options, package, ir_object,
+        binary_type, linked), or None if it is not one (or an IR object of another machine)."""
+        out = {"source": "", "options": "", "package": None, "ir_object": None, "linked": False,
+               "binary_type": cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE}
+        from pyplat.compiler import OBJECT_MAGIC, unpack_object
+        if data.startswith(OBJECT_MAGIC):
+            parts = unpack_object(data)
+            if parts is None:
+                return None
+            out["ir_object"] = bytes(data)
+            out["binary_type"] = (cl.CL_PROGRAM_BINARY_TYPE_LIBRARY if parts[0]["kind"] == "library"
+                                  else cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT)
+            return out
         if data.startswith(BINARY_MAGIC2):
             try:
                 header, _, rest = data[len(BINARY_MAGIC2):].partition(b"\n")
                 h = json.loads(header)
                 n = h["source_size"]
-                return rest[:n].decode(), h["options"], bytes(rest[n:])
+                out.update(source=rest[:n].decode(), options=h["options"], package=bytes(rest[n:]),
+                           linked=bool(h.get("linked")))
+                return out
             except (ValueError, KeyError, UnicodeDecodeError, TypeError):
                 return None
         if not data.startswith(BINARY_MAGIC):
             return None
         try:
             header, _, source = data[len(BINARY_MAGIC):].partition(b"\n")
-            return source.decode(), json.loads(header)["options"]
+            out.update(source=source.decode(), options=json.loads(header)["options"])
+            return out
         except (ValueError, KeyError, UnicodeDecodeError):
             return None
 

@@ -1,0 +1,466 @@
+"""clCompileProgram / clLinkProgram (OpenCL 1.2 separate compilation), goto in kernels, barrier()
+in helper functions: through the C API in process (capi.py), results checked on the host."""
+import ctypes
+import uuid
+
+import numpy as np
+import pytest
+
+from pyplat import cl
+import pyplat.compiler as C
+from capi import CL, addr, err
+from clobjects import make_buffer, read
+from test_programs_kernels import env, create_program, create_kernel, build_log, build_status, set_arg  # noqa: F401
+
+NOTIFY = ctypes.CFUNCTYPE(None, ctypes.c_size_t, ctypes.c_void_p)
+
+
+def _uniq():
+    return ("/* %s */\n" % uuid.uuid4().hex).encode()
+
+
+def compile_src(ctx, source, options=b"", headers=()):
+    prog = create_program(ctx, source)
+    n = len(headers)
+    hp = (ctypes.c_size_t * max(n, 1))(*[h for _, h in headers])
+    names = [ctypes.c_char_p(name) for name, _ in headers]
+    hn = (ctypes.c_char_p * max(n, 1))(*names)
+    rc = CL.clCompileProgram(prog, 0, 0, options, n, addr(hp) if n else 0, addr(hn) if n else 0, 0, 0)
+    return prog, rc
+
+
+def link(ctx, progs, options=b"", notify=None, user_data=0):
+    arr = (ctypes.c_size_t * len(progs))(*progs)
+    e = err()
+    fn = ctypes.cast(notify, ctypes.c_void_p).value if notify else 0
+    p = CL.clLinkProgram(ctx, 0, 0, options, len(progs), addr(arr), fn, user_data, addr(e))
+    return p, e.value
+
+
+def binary_type(prog, dev):
+    bt = ctypes.c_uint32(99)
+    assert CL.clGetProgramBuildInfo(prog, dev, cl.CL_PROGRAM_BINARY_TYPE, 4, addr(bt), 0) == 0
+    return bt.value
+
+
+def get_binary(prog):
+    size = ctypes.c_size_t()
+    assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARY_SIZES, 8, addr(size), 0) == 0
+    blob = ctypes.create_string_buffer(size.value)
+    ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(blob))
+    assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARIES, 8, addr(ptrs), 0) == 0
+    return blob.raw
+
+
+def from_binary(ctx, dev, data):
+    blob = ctypes.create_string_buffer(data, len(data))
+    ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(blob))
+    devs = (ctypes.c_size_t * 1)(dev)
+    lengths = (ctypes.c_size_t * 1)(len(data))
+    status = (ctypes.c_int32 * 1)(99)
+    e = err()
+    p = CL.clCreateProgramWithBinary(ctx, 1, addr(devs), addr(lengths), addr(ptrs), addr(status), addr(e))
+    return p, e.value, status[0]
+
+
+def run_1d(ctx, q, prog, name, n, args, out_dtype=np.float32, local=None):
+    """args: numpy arrays (buffers, the first is read back) or ctypes scalars / ('local', bytes)."""
+    k = create_kernel(prog, name)
+    bufs = []
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            b = make_buffer(ctx, a.nbytes, cl.CL_MEM_COPY_HOST_PTR, a)
+            bufs.append((b, a))
+            assert set_arg(k, i, b) == 0
+        elif isinstance(a, tuple):
+            assert CL.clSetKernelArg(k, i, a[1], 0) == 0
+        else:
+            assert set_arg(k, i, a) == 0
+    gws = (ctypes.c_size_t * 1)(n)
+    lws = (ctypes.c_size_t * 1)(local) if local else None
+    assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(gws), addr(lws) if lws else 0, 0, 0, 0) == 0
+    b, a = bufs[0]
+    out = read(q, b, a.nbytes, a.dtype)
+    for b, _ in bufs:
+        CL.clReleaseMemObject(b)
+    CL.clReleaseKernel(k)
+    return out
+
+
+MAIN = b"""#include "consts.h"
+extern float scale(float x);
+float offset(int i);
+__kernel void apply(__global float *o, __global const float *in) {
+    size_t i = get_global_id(0);
+    o[i] = scale(in[i]) + offset((int)i) + BIAS;
+}
+"""
+HELPERS = b"""
+static float twice(float x) { return 2.0f * x; }          /* static: private to this unit */
+float scale(float x) { return twice(x) + 1.0f; }
+float offset(int i) { return (float)(i % 3); }
+"""
+OTHER = b"""
+static float twice(float x) { return 100.0f * x; }        /* same static name, other unit */
+__kernel void other(__global float *o) { o[get_global_id(0)] = twice(1.0f); }
+"""
+
+
+def _expected(n):
+    x = np.arange(n, dtype=np.float32)
+    return (2 * x + 1) + (np.arange(n) % 3) + 0.25, x
+
+
+def test_compile_with_headers_and_link(env):
+    ctx, dev, q = env
+    hdr = create_program(ctx, b"#define BIAS 0.25f\n")
+    main, rc = compile_src(ctx, _uniq() + MAIN, b"-DUNUSED", headers=[(b"consts.h", hdr)])
+    assert rc == 0, build_log(main, dev)
+    assert build_status(main, dev) == cl.CL_BUILD_SUCCESS
+    assert binary_type(main, dev) == cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+    # a compiled object is not an executable
+    e = err()
+    assert CL.clCreateKernel(main, b"apply", addr(e)) == 0 and e.value == cl.CL_INVALID_PROGRAM_EXECUTABLE
+    helpers, rc = compile_src(ctx, _uniq() + HELPERS)
+    assert rc == 0
+    other, rc = compile_src(ctx, _uniq() + OTHER)
+    assert rc == 0
+    calls = []
+
+    @NOTIFY
+    def notify(p, ud):
+        calls.append((p, ud))
+    exe, code = link(ctx, [main, helpers, other], notify=notify, user_data=1234)
+    assert code == 0 and exe, build_log(exe, dev)
+    assert calls == [(exe, 1234)]
+    assert binary_type(exe, dev) == cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+    assert build_status(exe, dev) == cl.CL_BUILD_SUCCESS
+    names = ctypes.create_string_buffer(64)
+    assert CL.clGetProgramInfo(exe, cl.CL_PROGRAM_KERNEL_NAMES, 64, addr(names), 0) == 0
+    assert sorted(names.value.decode().split(";")) == ["apply", "other"]
+    n = 37
+    exp, x = _expected(n)
+    out = run_1d(ctx, q, exe, b"apply", n, [np.zeros(n, np.float32), x])
+    np.testing.assert_array_equal(out, exp)
+    out = run_1d(ctx, q, exe, b"other", 4, [np.zeros(4, np.float32)])
+    np.testing.assert_array_equal(out, [100.0] * 4)
+    # kernel argument info survives the link (the runtime's written flags too)
+    k = create_kernel(exe, b"apply")
+    aq = ctypes.c_uint64()
+    assert CL.clGetKernelArgInfo(k, 1, cl.CL_KERNEL_ARG_TYPE_QUALIFIER, 8, addr(aq), 0) == 0
+    assert aq.value & cl.CL_KERNEL_ARG_TYPE_CONST
+    tn = ctypes.create_string_buffer(32)
+    assert CL.clGetKernelArgInfo(k, 0, cl.CL_KERNEL_ARG_TYPE_NAME, 32, addr(tn), 0) == 0
+    assert tn.value == b"float*"
+    CL.clReleaseKernel(k)
+    for p in (hdr, main, helpers, other, exe):
+        CL.clReleaseProgram(p)
+
+
+def test_metadata_survives_link_in_compiler():
+    a = C.compile_object(b"extern void put(__global int *o, int v);\n"
+                         b"__kernel __attribute__((reqd_work_group_size(2,1,1))) void k(__global int *w,"
+                         b" __global int *r, __local int *l) { l[0] = r[0]; put(w, l[0]); }".decode())
+    b = C.compile_object("void put(__global int *o, int v) { o[get_global_id(0)] = v; }")
+    assert a.ok and b.ok
+    r = C.link([a.data, b.data], use_cache=False)
+    assert r.ok, r.log
+    k = r.kernels["k"]
+    assert k.reqd_work_group_size == (2, 1, 1)
+    assert [x.kind for x in k.args] == ["global", "global", "local"]
+    assert k.args[0].written and not k.args[1].written
+
+
+def test_library_and_binaries_of_objects(env):
+    ctx, dev, q = env
+    hdr = create_program(ctx, b"#define BIAS 0.25f\n")
+    main, rc = compile_src(ctx, _uniq() + MAIN, headers=[(b"consts.h", hdr)])
+    assert rc == 0
+    helpers, rc = compile_src(ctx, _uniq() + HELPERS)
+    assert rc == 0
+    lib, code = link(ctx, [helpers], b"-create-library -enable-link-options")
+    assert code == 0 and lib
+    assert binary_type(lib, dev) == cl.CL_PROGRAM_BINARY_TYPE_LIBRARY
+    # objects and libraries as binaries, re-created, then linked
+    data_obj, data_lib = get_binary(main), get_binary(lib)
+    assert data_obj and data_lib
+    obj2, code, st = from_binary(ctx, dev, data_obj)
+    assert code == 0 and st == 0
+    assert binary_type(obj2, dev) == cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+    lib2, code, st = from_binary(ctx, dev, data_lib)
+    assert code == 0 and binary_type(lib2, dev) == cl.CL_PROGRAM_BINARY_TYPE_LIBRARY
+    exe, code = link(ctx, [obj2, lib2])
+    assert code == 0, build_log(exe, dev)
+    n = 16
+    exp, x = _expected(n)
+    np.testing.assert_array_equal(run_1d(ctx, q, exe, b"apply", n, [np.zeros(n, np.float32), x]), exp)
+    # the linked executable's binary loads back and runs
+    data_exe = get_binary(exe)
+    exe2, code, st = from_binary(ctx, dev, data_exe)
+    assert code == 0 and CL.clBuildProgram(exe2, 0, 0, 0, 0, 0) == 0
+    np.testing.assert_array_equal(run_1d(ctx, q, exe2, b"apply", n, [np.zeros(n, np.float32), x]), exp)
+    # clBuildProgram on a compiled-object binary that needs nothing else: an executable
+    alone, rc = compile_src(ctx, _uniq() + b"__kernel void one(__global int *o) { o[get_global_id(0)] = 7; }")
+    p3, code, st = from_binary(ctx, dev, get_binary(alone))
+    assert code == 0 and CL.clBuildProgram(p3, 0, 0, 0, 0, 0) == 0
+    assert binary_type(p3, dev) == cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+    np.testing.assert_array_equal(run_1d(ctx, q, p3, b"one", 3, [np.zeros(3, np.int32)]), [7, 7, 7])
+    # a compiled-object binary cannot be compiled again
+    assert CL.clCompileProgram(obj2, 0, 0, 0, 0, 0, 0, 0, 0) == cl.CL_INVALID_OPERATION
+    # a damaged object binary is rejected
+    bad = bytearray(data_obj)
+    bad[20:30] = b"x" * 10
+    p, code, st = from_binary(ctx, dev, bytes(bad))
+    assert code == cl.CL_INVALID_BINARY and p == 0
+    for prog in (hdr, main, helpers, lib, obj2, lib2, exe, exe2, alone, p3):
+        CL.clReleaseProgram(prog)
+
+
+def test_link_errors(env):
+    ctx, dev, q = env
+    hdr = create_program(ctx, b"#define BIAS 1.0f\n")
+    main, rc = compile_src(ctx, _uniq() + MAIN, headers=[(b"consts.h", hdr)])
+    assert rc == 0
+    # unresolved symbol: the program exists, its log names the symbol
+    exe, code = link(ctx, [main])
+    assert code == cl.CL_LINK_PROGRAM_FAILURE and exe
+    log = build_log(exe, dev)
+    assert "scale" in log and "undefined" in log
+    assert build_status(exe, dev) == cl.CL_BUILD_ERROR
+    e = err()
+    assert CL.clCreateKernel(exe, b"apply", addr(e)) == 0 and e.value == cl.CL_INVALID_PROGRAM_EXECUTABLE
+    CL.clReleaseProgram(exe)
+    # defined twice
+    helpers, _ = compile_src(ctx, _uniq() + HELPERS)
+    helpers2, _ = compile_src(ctx, _uniq() + HELPERS)
+    exe, code = link(ctx, [main, helpers, helpers2])
+    assert code == cl.CL_LINK_PROGRAM_FAILURE and "scale" in build_log(exe, dev)
+    CL.clReleaseProgram(exe)
+    # bad options, bad lists
+    assert link(ctx, [main, helpers], b"-cl-no-such-option") == (0, cl.CL_INVALID_LINKER_OPTIONS)
+    assert link(ctx, [main, helpers], b"-enable-link-options") == (0, cl.CL_INVALID_LINKER_OPTIONS)
+    arr = (ctypes.c_size_t * 1)(main)
+    e = err()
+    assert CL.clLinkProgram(ctx, 0, 0, 0, 0, addr(arr), 0, 0, addr(e)) == 0 and e.value == cl.CL_INVALID_VALUE
+    assert CL.clLinkProgram(ctx, 0, 0, 0, 1, 0, 0, 0, addr(e)) == 0 and e.value == cl.CL_INVALID_VALUE
+    assert CL.clLinkProgram(ctx, 0, 0, 0, 1, addr(arr), 0, 5, addr(e)) == 0 and e.value == cl.CL_INVALID_VALUE
+    # a source program (not compiled) or an executable is not linkable
+    src = create_program(ctx, b"__kernel void z(__global int *o) { o[0] = 1; }")
+    assert link(ctx, [src]) == (0, cl.CL_INVALID_OPERATION)
+    assert CL.clBuildProgram(src, 0, 0, 0, 0, 0) == 0
+    assert link(ctx, [src]) == (0, cl.CL_INVALID_OPERATION)
+    # clCompileProgram: compile errors, options, header lists, attached kernels
+    bad, rc = compile_src(ctx, b"__kernel void k(__global int *o) { o[0] = nope; }")
+    assert rc == cl.CL_COMPILE_PROGRAM_FAILURE and "nope" in build_log(bad, dev)
+    assert binary_type(bad, dev) == cl.CL_PROGRAM_BINARY_TYPE_NONE
+    assert compile_src(ctx, b"__kernel void k() {}", b"-create-library")[1] == cl.CL_INVALID_COMPILER_OPTIONS
+    hp = (ctypes.c_size_t * 1)(hdr)
+    assert CL.clCompileProgram(src, 0, 0, 0, 1, addr(hp), 0, 0, 0) == cl.CL_INVALID_VALUE
+    assert CL.clCompileProgram(src, 0, 0, 0, 0, addr(hp), 0, 0, 0) == cl.CL_INVALID_VALUE
+    assert CL.clCompileProgram(src, 0, 0, 0, 0, 0, 0, 0, 7) == cl.CL_INVALID_VALUE
+    k = create_kernel(src, b"z")
+    assert CL.clCompileProgram(src, 0, 0, 0, 0, 0, 0, 0, 0) == cl.CL_INVALID_OPERATION
+    CL.clReleaseKernel(k)
+    # missing header: a compile failure with clang's message
+    nohdr, rc = compile_src(ctx, b'#include "absent.h"\n__kernel void k() {}')
+    assert rc == cl.CL_COMPILE_PROGRAM_FAILURE and "absent.h" in build_log(nohdr, dev)
+    # a barrier-using function cannot be called from another unit
+    bfun, rc = compile_src(ctx, _uniq() + b"void sync(void) { barrier(CLK_LOCAL_MEM_FENCE); }")
+    assert rc == 0
+    user, rc = compile_src(ctx, _uniq() + b"void sync(void);\n__kernel void u(__global int *o) { sync(); o[0] = 1; }")
+    assert rc == 0
+    exe, code = link(ctx, [user, bfun])
+    assert code == cl.CL_LINK_PROGRAM_FAILURE and "sync" in build_log(exe, dev) and "barrier" in build_log(exe, dev)
+    for p in (hdr, main, helpers, helpers2, src, bad, nohdr, bfun, user, exe):
+        CL.clReleaseProgram(p)
+
+
+def test_compile_callback_called_once(env):
+    ctx, dev, q = env
+    prog = create_program(ctx, b"int f(int x) { return x + 1; }")
+    calls = []
+
+    @NOTIFY
+    def notify(p, ud):
+        calls.append((p, ud, build_status(p, dev)))
+    fn = ctypes.cast(notify, ctypes.c_void_p).value
+    assert CL.clCompileProgram(prog, 0, 0, 0, 0, 0, 0, fn, 42) == 0
+    assert calls == [(prog, 42, cl.CL_BUILD_SUCCESS)]
+    CL.clReleaseProgram(prog)
+
+
+def test_device_reports_compiler_and_linker(env):
+    ctx, dev, q = env
+    for param in (cl.CL_DEVICE_COMPILER_AVAILABLE, cl.CL_DEVICE_LINKER_AVAILABLE):
+        v = ctypes.c_uint32()
+        assert CL.clGetDeviceInfo(dev, param, 4, addr(v), 0) == 0
+        assert v.value == 1
+
+
+def test_link_cache_distinguishes_inputs(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPLAT_CACHE_DIR", str(tmp_path))
+    main = C.compile_object("extern int val(void);\n__kernel void k(__global int *o) { o[0] = val(); }")
+    results = []
+    for v in (3, 4):
+        lib = C.compile_object("int val(void) { return %d; }" % v)
+        r = C.link([main.data, lib.data])
+        assert r.ok
+        o = np.zeros(1, np.int32)
+        from test_compiler import run
+        run(r.kernels["k"], [o], (1,))
+        results.append(int(o[0]))
+        again = C.link([main.data, lib.data])
+        assert again.timings.get("cached")
+    assert results == [3, 4]
+
+
+# ---------------------------------------------------------------------------- goto
+GOTO = b"""
+__kernel void tri(__global int *o) {          /* a loop made of goto, forward and backward jumps */
+    int i = get_global_id(0), s = 0, j = 0;
+top:
+    if (j > i) goto done;
+    s += j;
+    j++;
+    goto top;
+done:
+    if (s > 20) goto big;
+    o[i] = s;
+    return;
+big:
+    o[i] = -s;
+}
+
+float poly(float x) {                         /* goto in a helper: cephes-style early exits */
+    float r;
+    if (x < 0.0f) goto neg;
+    if (x > 10.0f) goto huge;
+    r = x * x;
+    goto out;
+neg:
+    r = -1.0f;
+    goto out;
+huge:
+    r = 1000.0f;
+out:
+    return r;
+}
+__kernel void usepoly(__global float *o, __global const float *in) {
+    o[get_global_id(0)] = poly(in[get_global_id(0)]);
+}
+
+__kernel void nested(__global int *o) {       /* goto out of nested loops and into a loop's tail */
+    int n = get_global_id(0), found = -1;
+    for (int a = 0; a < 10; a++)
+        for (int b = 0; b < 10; b++)
+            if (a * b == n) { found = a * 100 + b; goto end; }
+end:
+    o[n] = found;
+}
+"""
+
+
+def test_goto_kernels(env):
+    ctx, dev, q = env
+    prog = create_program(ctx, _uniq() + GOTO)
+    assert CL.clBuildProgram(prog, 0, 0, 0, 0, 0) == 0, build_log(prog, dev)
+    n = 12
+    exp = []
+    for i in range(n):
+        s = i * (i + 1) // 2
+        exp.append(-s if s > 20 else s)
+    np.testing.assert_array_equal(run_1d(ctx, q, prog, b"tri", n, [np.zeros(n, np.int32)]), exp)
+    x = np.array([-3, 0, 2.5, 10, 11, 4], np.float32)
+    exp = np.where(x < 0, -1, np.where(x > 10, 1000, x * x)).astype(np.float32)
+    np.testing.assert_array_equal(run_1d(ctx, q, prog, b"usepoly", 6, [np.zeros(6, np.float32), x]), exp)
+    exp = []
+    for m in range(40):
+        f = -1
+        for a in range(10):
+            for b in range(10):
+                if a * b == m:
+                    f = a * 100 + b
+                    break
+            if f >= 0:
+                break
+        exp.append(f)
+    np.testing.assert_array_equal(run_1d(ctx, q, prog, b"nested", 40, [np.zeros(40, np.int32)]), exp)
+    CL.clReleaseProgram(prog)
+
+
+def test_goto_with_barrier_is_reported(env):
+    ctx, dev, q = env
+    prog = create_program(ctx, _uniq() + b"""
+__kernel void gb(__global int *o, __local int *l) {
+    int i = 0;
+again:
+    l[get_local_id(0)] = i;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (++i < 3) goto again;
+    o[get_global_id(0)] = l[0];
+}""")
+    assert CL.clBuildProgram(prog, 0, 0, 0, 0, 0) == cl.CL_BUILD_PROGRAM_FAILURE
+    log = build_log(prog, dev)
+    assert "'gb'" in log and "goto" in log and "barrier" in log and "not supported" in log
+    CL.clReleaseProgram(prog)
+
+
+# ---------------------------------------------------------------------------- barriers in helpers
+HELPER_BARRIERS = b"""
+float group_sum(__local float *buf, float v) {     /* tree reduction, barriers inside a helper */
+    int l = get_local_id(0);
+    buf[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = get_local_size(0) / 2; s > 0; s >>= 1) {
+        if (l < s)
+            buf[l] += buf[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float r = buf[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+void rotate_local(__local int *t, __global int *io) {   /* void helper, reached through another */
+    int l = get_local_id(0), n = get_local_size(0);
+    t[l] = io[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    io[get_global_id(0)] = t[(l + 1) % n];
+}
+void outer(__local int *t, __global int *io) { rotate_local(t, io); barrier(CLK_LOCAL_MEM_FENCE); rotate_local(t, io); }
+
+__kernel void sums(__global float *o, __global const float *in, __local float *buf) {
+    int g = get_global_id(0);
+    float mean = group_sum(buf, in[g]) / get_local_size(0);
+    o[g] = in[g] - mean + group_sum(buf, 1.0f);
+}
+__kernel void rot2(__global int *io, __local int *t) { outer(t, io); }
+"""
+
+
+def test_barriers_in_helper_functions(env):
+    ctx, dev, q = env
+    prog = create_program(ctx, _uniq() + HELPER_BARRIERS)
+    assert CL.clBuildProgram(prog, 0, 0, 0, 0, 0) == 0, build_log(prog, dev)
+    wg, groups = 32, 3
+    n = wg * groups
+    x = (np.arange(n, dtype=np.float32) * 0.5) % 7
+    out = run_1d(ctx, q, prog, b"sums", n, [np.zeros(n, np.float32), x, ("local", wg * 4)], local=wg)
+    means = np.repeat(x.reshape(groups, wg).sum(1) / wg, wg)
+    np.testing.assert_allclose(out, x - means + wg, rtol=1e-6, atol=1e-5)
+    v = np.arange(n, dtype=np.int32)
+    out = run_1d(ctx, q, prog, b"rot2", n, [v, ("local", wg * 4)], np.int32, local=wg)
+    exp = v.reshape(groups, wg)
+    exp = np.roll(exp, -2, axis=1).reshape(-1)
+    np.testing.assert_array_equal(out, exp)
+    CL.clReleaseProgram(prog)
+
+
+def test_helper_barrier_early_return_is_reported(env):
+    ctx, dev, q = env
+    prog = create_program(ctx, _uniq() + b"""
+int pick(__local int *t, int v) { if (v > 3) return 0; t[0] = v; barrier(CLK_LOCAL_MEM_FENCE); return t[0]; }
+__kernel void k(__global int *o, __local int *t) { o[0] = pick(t, o[1]); }""")
+    assert CL.clBuildProgram(prog, 0, 0, 0, 0, 0) == cl.CL_BUILD_PROGRAM_FAILURE
+    log = build_log(prog, dev)
+    assert "'pick'" in log and "barrier" in log and "internal" not in log
+    CL.clReleaseProgram(prog)
