@@ -306,3 +306,17 @@ def test_builtin_constants_used_twice():
     o = np.zeros(4, np.float32)
     run1(src, [o], 1)
     assert o[0] == np.inf and o[1] == -np.inf and np.isnan(o[2]) and np.isnan(o[3])
+
+
+def test_kernels_that_may_print_are_marked():
+    # the in-order queue orders kernels that may call printf (their output is observable)
+    src = """
+    void say(int x) { printf("%d\\n", x); }
+    void quiet(__global int *o) { o[0] = 1; }
+    __kernel void direct(__global int *o) { printf("hi\\n"); }
+    __kernel void nested(__global int *o) { say(o[0]); }
+    __kernel void silent(__global int *o) { quiet(o); }
+    """
+    r = ok(src)
+    assert (r.kernels["direct"].prints, r.kernels["nested"].prints, r.kernels["silent"].prints) == \
+        (True, True, False)

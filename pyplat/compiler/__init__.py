@@ -44,7 +44,7 @@ class ArgInfo:
 
 class KernelInfo:
     __slots__ = ("name", "address", "args", "attributes", "reqd_work_group_size", "local_mem_size",
-                 "private_mem_size", "_engine")      # _engine keeps the native code alive
+                 "private_mem_size", "prints", "_engine")  # prints: may call printf; _engine keeps the code alive
 
     def __init__(self, **kw):
         for k, v in kw.items():
@@ -300,7 +300,8 @@ def _kernel_meta(kernels, names):
         out.append({"name": k.name, "symbol": names[k.name],
                     "args": [{s: getattr(a, s) for s in ArgInfo.__slots__} for a in args_info],
                     "attributes": k.attributes, "reqd_work_group_size": list(k.reqd),
-                    "local_mem_size": local_size, "private_mem_size": analysis.private_size(k)})
+                    "local_mem_size": local_size, "private_mem_size": analysis.private_size(k),
+                    "prints": analysis.prints(k)})
     return out
 
 
@@ -314,7 +315,7 @@ def from_package_parts(meta, obj):
             name=kd["name"], address=ee.get_function_address(kd["symbol"]),
             args=[ArgInfo(**a) for a in kd["args"]], attributes=kd["attributes"],
             reqd_work_group_size=tuple(kd["reqd_work_group_size"]), local_mem_size=kd["local_mem_size"],
-            private_mem_size=kd["private_mem_size"], _engine=ee)
+            private_mem_size=kd["private_mem_size"], prints=kd.get("prints", True), _engine=ee)
     r = BuildResult(True, meta.get("log", ""), kernels=infos, engine=ee)
     r.package = cache.pack(meta, obj)
     return r

@@ -97,3 +97,23 @@ def private_size(func, seen=None):
             total += private_size(n.val, seen)
         stack.extend(k for k in n.kids if k is not None)
     return total
+
+
+def prints(func, seen=None):
+    """Whether the function may call printf (directly or through the functions it calls; a
+    function defined in another compilation unit is assumed to)."""
+    seen = seen if seen is not None else set()
+    seen.add(func)
+    if func.body is None:
+        return True
+    stack = [func.body]
+    while stack:
+        n = stack.pop()
+        if n is None or not hasattr(n, "op"):
+            continue
+        if n.op == "builtin" and n.val == "printf":
+            return True
+        if n.op == "call" and n.val not in seen and prints(n.val, seen):
+            return True
+        stack.extend(k for k in n.kids if k is not None)
+    return False

@@ -47,6 +47,9 @@ class Kernel(RefCounted):
             block_size = owner.nbytes - (args_address - owner.ctypes.data)
             accesses = tuple((v, info.written) for (kind, v), info in zip(self.args, self.info.args)
                              if kind == "mem" and v is not None)
+            if getattr(self.info, "prints", True):     # printf output keeps the queue's order
+                from pyplat.core.queue import STDOUT
+                accesses += ((STDOUT, True),)
             scratch_size = (base if local_size else static_local) + local_size
             plan = self._plan = (args_address, block_size, n, local_cells, owner, buffers, accesses,
                                  scratch_size)

@@ -7,8 +7,10 @@ Ordering is expressed as dependencies only, so drivers see one model:
   point -- its last writer and the readers since -- and a command waits only for the points it
   conflicts with (a writer for the writer and the readers, a reader for the writer). Whether a
   kernel writes an argument comes from the compiler (KernelInfo.args[i].written). Host memory of
-  read/write transfers is one more object (HOST). A command whose accesses are not known (markers,
-  barriers, native kernels, ...) is a barrier. The program sees in-order semantics;
+  read/write transfers is one more object (HOST), printf output another (STDOUT: written by every
+  kernel that may call printf). A command whose accesses are not known (markers, barriers, native
+  kernels, ...) is a barrier. The program sees in-order semantics; a profiling queue is serial
+  (its timestamps would show the overlaps);
 - in-order, serial (PYPLAT_INORDER_PARALLEL=0): each command waits for the one before it.
 """
 import os
@@ -21,6 +23,7 @@ from pyplat.runtime.driver import default_driver
 from pyplat.runtime.graph import Command, QueueTracker
 
 HOST = "host memory"          # the pseudo memory object of host pointers
+STDOUT = "printf output"      # written by every kernel that may call printf
 
 
 def _root(buffer):
@@ -57,7 +60,8 @@ class CommandQueue(RefCounted):
         self.property_list = property_list
         self.out_of_order = bool(properties & cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
         self.profiling = bool(properties & cl.CL_QUEUE_PROFILING_ENABLE)
-        self.auto_parallel = (not self.out_of_order
+        # (profiling timestamps would show commands overlapping: a profiling queue is serial)
+        self.auto_parallel = (not self.out_of_order and not self.profiling
                               and os.environ.get("PYPLAT_INORDER_PARALLEL", "1") != "0")
         self.driver = default_driver()
         self.tracker = QueueTracker()
