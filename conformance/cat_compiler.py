@@ -1,6 +1,7 @@
 """compiler: build options (-D, -I, bad options), build errors and logs, program and kernel info,
 kernel argument info, argument and enqueue errors of kernels, binaries round trip, predefined
-macros, programs from several strings."""
+macros, programs from several strings, clCompileProgram/clLinkProgram (headers, libraries, binary
+types, binaries of compiled objects, link errors)."""
 import ctypes
 import os
 import tempfile
@@ -383,3 +384,148 @@ def build_callback(env, t):
     t.eq(len(calls), 1, "number of build callbacks")
     if calls:
         t.eq(calls[0], (prog, 99), "(program, user_data) passed to the build callback")
+
+
+# ---------------------------------------------------------------------------- compile and link
+CL_PROGRAM_BINARY_TYPE = 0x1184
+BT_NONE, BT_OBJECT, BT_LIBRARY, BT_EXECUTABLE = 0, 1, 2, 4
+CL_COMPILE_PROGRAM_FAILURE, CL_LINK_PROGRAM_FAILURE = -15, -17
+CL_INVALID_LINKER_OPTIONS = -67
+
+
+def _link_api(env, t):
+    """clCompileProgram / clLinkProgram with argtypes (OpenCL 1.2); skips when the device has no
+    linker."""
+    if not env.device_info(C.CL_DEVICE_LINKER_AVAILABLE, "uint"):
+        t.skip("CL_DEVICE_LINKER_AVAILABLE is false")
+    dll = env.cl._dll
+    comp, link = dll.clCompileProgram, dll.clLinkProgram
+    comp.restype, comp.argtypes = C.cl_int, [C.handle, C.cl_uint, C.V, ctypes.c_char_p, C.cl_uint, C.V, C.V,
+                                             C.V, C.V]
+    link.restype, link.argtypes = C.handle, [C.handle, C.cl_uint, C.V, ctypes.c_char_p, C.cl_uint, C.V, C.V,
+                                             C.V, C.V]
+    return comp, link
+
+
+def _source_program(env, t, src):
+    strings = (ctypes.c_char_p * 1)(src.encode())
+    prog, code = env.create("clCreateProgramWithSource", env.context, 1, strings, None)
+    t.ok(code, "clCreateProgramWithSource")
+    return t.cleanup(env.cl.clReleaseProgram, prog)
+
+
+def _compile(env, t, comp, src, headers=(), options=b"", expect=C.CL_SUCCESS):
+    prog = _source_program(env, t, src)
+    n = len(headers)
+    hp = C.ptrs([h for _, h in headers]) if n else None
+    hn = (ctypes.c_char_p * n)(*[name for name, _ in headers]) if n else None
+    code = comp(prog, 1, C.ptrs([env.device]), options, n, hp, hn, None, None)
+    if code != expect:
+        t.fail(f"clCompileProgram gave {C.err_name(code)}, expected {C.err_name(expect)}; "
+               f"log: {env.build_log(prog).strip()[:800]}")
+    return prog
+
+
+def _link(env, t, link, progs, options=b"", expect=C.CL_SUCCESS):
+    e = C.cl_int(12345)
+    p = link(env.context, 1, C.ptrs([env.device]), options, len(progs), C.ptrs(progs), None, None, byref(e))
+    if p:
+        t.cleanup(env.cl.clReleaseProgram, p)
+    if e.value != expect:
+        t.fail(f"clLinkProgram(options={options!r}) gave {C.err_name(e.value)}, expected {C.err_name(expect)}"
+               + (f"; log: {env.build_log(p).strip()[:800]}" if p else ""))
+    return p
+
+
+def _run_linked(env, t, prog, n=8):
+    k = env.kernel(t, prog, "k")
+    out = env.buffer(t, 4 * n)
+    env.set_args(t, k, ("mem", out))
+    env.enqueue(t, k, (n,))
+    return np.frombuffer(env.read(t, out, 4 * n), dtype=np.int32).tolist()
+
+
+def _binary_type(env, prog):
+    return C.info(env.cl.clGetProgramBuildInfo, prog, env.device, CL_PROGRAM_BINARY_TYPE, kind="uint")
+
+
+_LINK_MAIN = """#include "link_consts.h"
+int helper(int x);
+__kernel void k(__global int *o) { int i = get_global_id(0); o[i] = helper(i) + BASE; }
+"""
+_LINK_HELPER = "static int sq(int x) { return x * x; }\nint helper(int x) { return sq(x) + 1; }\n"
+_LINK_EXPECTED = [i * i + 1 + 1000 for i in range(8)]
+
+
+@check
+def compile_and_link(env, t):
+    """clCompileProgram with an input header, clLinkProgram of two objects; a function defined in one
+    and called from the other; binary types compiled object / executable"""
+    comp, link = _link_api(env, t)
+    hdr = _source_program(env, t, "#define BASE 1000\n")
+    main = _compile(env, t, comp, _LINK_MAIN, headers=[(b"link_consts.h", hdr)])
+    helper = _compile(env, t, comp, _LINK_HELPER)
+    t.eq(_binary_type(env, main), BT_OBJECT, "CL_PROGRAM_BINARY_TYPE after clCompileProgram")
+    status = C.info(env.cl.clGetProgramBuildInfo, main, env.device, C.CL_PROGRAM_BUILD_STATUS, kind="int")
+    t.eq(status, C.CL_BUILD_SUCCESS, "CL_PROGRAM_BUILD_STATUS after clCompileProgram")
+    exe = _link(env, t, link, [main, helper])
+    t.eq(_binary_type(env, exe), BT_EXECUTABLE, "CL_PROGRAM_BINARY_TYPE of the linked program")
+    t.eq(_run_linked(env, t, exe), _LINK_EXPECTED, "results of the linked program")
+
+
+@check
+def link_library(env, t):
+    """-create-library gives CL_PROGRAM_BINARY_TYPE_LIBRARY; an object linked with the library runs"""
+    comp, link = _link_api(env, t)
+    hdr = _source_program(env, t, "#define BASE 1000\n")
+    main = _compile(env, t, comp, _LINK_MAIN, headers=[(b"link_consts.h", hdr)])
+    helper = _compile(env, t, comp, _LINK_HELPER)
+    lib = _link(env, t, link, [helper], b"-create-library")
+    t.eq(_binary_type(env, lib), BT_LIBRARY, "CL_PROGRAM_BINARY_TYPE with -create-library")
+    exe = _link(env, t, link, [main, lib])
+    t.eq(_run_linked(env, t, exe), _LINK_EXPECTED, "results of object + library")
+
+
+@check
+def compiled_object_binaries(env, t):
+    """CL_PROGRAM_BINARIES of a compiled object, re-created with clCreateProgramWithBinary (binary type
+    compiled object), then linked"""
+    comp, link = _link_api(env, t)
+    cl = env.cl
+    hdr = _source_program(env, t, "#define BASE 1000\n")
+    main = _compile(env, t, comp, _LINK_MAIN, headers=[(b"link_consts.h", hdr)])
+    helper = _compile(env, t, comp, _LINK_HELPER)
+    sizes = C.info(cl.clGetProgramInfo, helper, C.CL_PROGRAM_BINARY_SIZES, kind="sizes")
+    t.require(sizes and sizes[0] > 0, f"CL_PROGRAM_BINARY_SIZES of a compiled object = {sizes}")
+    binbuf = ctypes.create_string_buffer(sizes[0])
+    ptrs_ = (c_void_p * 1)(ctypes.addressof(binbuf))
+    t.ok(cl.clGetProgramInfo(helper, C.CL_PROGRAM_BINARIES, ctypes.sizeof(ptrs_), ptrs_, None),
+         "clGetProgramInfo(CL_PROGRAM_BINARIES) of a compiled object")
+    lengths = (c_size_t * 1)(sizes[0])
+    status = (C.cl_int * 1)(12345)
+    p2, code = env.create("clCreateProgramWithBinary", env.context, 1, C.ptrs([env.device]), lengths, ptrs_, status)
+    t.ok(code, "clCreateProgramWithBinary(a compiled object's binary)")
+    t.cleanup(cl.clReleaseProgram, p2)
+    t.eq(_binary_type(env, p2), BT_OBJECT, "CL_PROGRAM_BINARY_TYPE of the re-created object")
+    exe = _link(env, t, link, [main, p2])
+    t.eq(_run_linked(env, t, exe), _LINK_EXPECTED, "results with the re-created object")
+
+
+@check
+def compile_link_errors(env, t):
+    """CL_COMPILE_PROGRAM_FAILURE with a log; CL_LINK_PROGRAM_FAILURE for an undefined function (its
+    name in the log when a program is returned); CL_INVALID_LINKER_OPTIONS; CL_INVALID_OPERATION for
+    linking a program that is not compiled"""
+    comp, link = _link_api(env, t)
+    bad = _compile(env, t, comp, "__kernel void k(__global int *o) { o[0] = missing_ident_q; }",
+                   expect=CL_COMPILE_PROGRAM_FAILURE)
+    t.true("missing_ident_q" in env.build_log(bad), "the compile log names the undeclared identifier")
+    hdr = _source_program(env, t, "#define BASE 1000\n")
+    main = _compile(env, t, comp, _LINK_MAIN, headers=[(b"link_consts.h", hdr)])
+    p = _link(env, t, link, [main], expect=CL_LINK_PROGRAM_FAILURE)
+    if p:
+        t.true("helper" in env.build_log(p), f"the link log names the undefined function: "
+                                            f"{env.build_log(p).strip()[:300]!r}")
+    _link(env, t, link, [main], b"-cl-no-such-link-option", expect=CL_INVALID_LINKER_OPTIONS)
+    src = _source_program(env, t, "int f(int x) { return x; }\n")
+    _link(env, t, link, [src], expect=C.CL_INVALID_OPERATION)
