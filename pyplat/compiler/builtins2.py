@@ -322,9 +322,28 @@ def vload_half(g, n, name):
     return b.fpext(b.bitcast(v, ir.VectorType(HALF_LL, cnt)), t.llvm())
 
 
+def double_to_float_odd(g, x, st):
+    """double -> float rounded to odd (an inexact result gets its last bit set): rounding that float
+    to half in any mode then equals rounding the double directly (24 bits >= 11 + 2), without the
+    double -> half conversion, which the JIT has no runtime routine for."""
+    b = g.b
+    ft = T.vector(T.FLOAT, st.count) if st.is_vector else T.FLOAT
+    it = T.vector(T.INT, st.count) if st.is_vector else T.INT
+    f = b.fptrunc(x, ft.llvm())
+    back = b.fpext(f, x.type)
+    bits = b.bitcast(f, it.llvm())
+    inexact = b.fcmp_unordered("une", back, x)
+    over = b.fcmp_ordered(">", B.intr(g, "fabs", st, [back]), B.intr(g, "fabs", st, [x]))
+    toward_zero = b.select(over, b.sub(bits, B.fconst(it, 1)), bits)
+    odd = b.or_(toward_zero, B.fconst(it, 1))
+    return b.bitcast(b.select(inexact, odd, bits), ft.llvm()), ft
+
+
 def to_half_bits(g, x, st, mode):
     """float/double (scalar or vector) -> i16 bits with rounding mode rte/rtz/rtp/rtn."""
     b = g.b
+    if (st.elem if st.is_vector else st).bits == 64:
+        x, st = double_to_float_odd(g, x, st)
     cnt = st.count if st.is_vector else 1
     hty = ir.VectorType(HALF_LL, cnt) if st.is_vector else HALF_LL
     ity = ir.VectorType(I16, cnt) if st.is_vector else I16
