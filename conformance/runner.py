@@ -20,7 +20,7 @@ import time
 from . import clapi as C
 from .framework import Env, Result, run_check
 
-CATEGORIES = ["api", "computeinfo", "buffers", "events", "basic", "compiler", "math", "images"]
+CATEGORIES = ["api", "computeinfo", "buffers", "events", "basic", "compiler", "math", "images", "atomics", "printf", "profiling", "thread_dimensions", "multi_device", "conversions", "integer_ops", "relationals", "commonfns", "geometrics", "vectors"]
 DEFAULT_PLATFORM = "PyPlat"
 
 
@@ -145,8 +145,10 @@ def _package_parent():
     return parent
 
 
-def _child_env():
+def _child_env(category=None):
     env = dict(os.environ)
+    if category == "multi_device":  # PyPlat shows one device unless told otherwise
+        env.setdefault("PYPLAT_DEVICES", "2")
     # The child imports this very package: make its parent directory importable.
     parent = _package_parent()
     env["PYTHONPATH"] = parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -161,7 +163,8 @@ def run_isolated(args, category, checks, progress):
         argv = child_argv(args, category.name, start) + ["--report-fd", str(w_fd)]
         # cwd: `python -m` puts the working directory first on sys.path, and a source checkout
         # there would shadow the installed package.
-        proc = subprocess.Popen(argv, pass_fds=(w_fd,), env=_child_env(), cwd=_package_parent())
+        proc = subprocess.Popen(argv, pass_fds=(w_fd,), env=_child_env(category.name),
+                                cwd=_package_parent())
         os.close(w_fd)
         current, began, buf = None, time.monotonic(), b""
         timed_out = False

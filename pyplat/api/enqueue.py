@@ -315,7 +315,7 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
     queue = lookup_queue(command_queue)
     k = lookup_kernel(kernel)
     check(k.program.context is queue.context, cl.CL_INVALID_CONTEXT, "kernel and queue in different contexts")
-    check(queue.device in k.program.devices and k.program.built, cl.CL_INVALID_PROGRAM_EXECUTABLE,
+    check(k.program.built_for(queue.device), cl.CL_INVALID_PROGRAM_EXECUTABLE,
           "no program executable for the queue's device")
     check(1 <= work_dim <= 3, cl.CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3")
     check(global_work_size, cl.CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL")

@@ -41,6 +41,10 @@ class Program(RefCounted):
     def built(self):
         return self.result is not None
 
+    def built_for(self, device):
+        """An executable for `device` (clBuildProgram/clLinkProgram may name only some devices)."""
+        return self.result is not None and self.status.get(device) == cl.CL_BUILD_SUCCESS
+
     def build(self, devices, options):
         """Compile for `devices`. Returns the compiler's result (its .ok, .log, .invalid_options)."""
         from pyplat import compiler
