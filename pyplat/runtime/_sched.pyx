@@ -809,7 +809,11 @@ cdef void pool_execute(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
     w.executed += 1
     if c.kind == K_NDRANGE and c.total > 1 and p.nworkers > 1 and not pp_load(&c.failed):
         cmd_set_status(c, ST_RUNNING)
+        # Both references are taken before the command is published on the board: once it is
+        # there, other workers may run every group, complete it and drop the other references
+        # before this thread gets back to it.
         cmd_incref(c)                         # the board's reference
+        cmd_incref(c)                         # ours while we take part
         pthread_mutex_lock(&p.board_lock)
         if p.n_board < MAX_BOARD:
             c.on_board = 1
@@ -820,10 +824,10 @@ cdef void pool_execute(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
         if shared:
             pp_add(&p.work, 1)
             pool_wake(p, 1)
-            cmd_incref(c)                     # ours while we take part
             participate(p, w, c)
             cmd_decref(c)
             return
+        cmd_decref(c)
         cmd_decref(c)
         cmd_set_status(c, run_payload(c))
         return
