@@ -275,6 +275,17 @@ def test_link_errors(env):
         CL.clReleaseProgram(p)
 
 
+def test_link_refuses_mismatched_prototype():
+    a = C.compile_object("int h(float x);\n__kernel void k(__global int *o) { o[0] = h(1.5f); }")
+    b = C.compile_object("int h(int x) { return x; }")
+    r = C.link([a.data, b.data], use_cache=False)
+    assert not r.ok and "'h'" in r.log and "float" in r.log
+    lib = C.link([b.data], "-create-library")
+    assert lib.ok and not C.link([a.data, lib.data], use_cache=False).ok
+    good = C.compile_object("int h(float x) { return (int)(2.0f * x); }")
+    assert C.link([a.data, good.data], use_cache=False).ok
+
+
 def test_compile_callback_called_once(env):
     ctx, dev, q = env
     prog = create_program(ctx, b"int f(int x) { return x + 1; }")

@@ -250,6 +250,9 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
     t_gen = time.perf_counter()
     meta = {"log": log_prefix, "kernels": _kernel_meta(kernels, names), "regions": mg.regions,
             "unavailable": unavailable, "opt_level": opts.opt_level}
+    if for_link:        # signatures, so that link() can refuse a call through a wrong prototype
+        meta["exports"] = {f.name: str(mg.fns[f].function_type) for f, _ in exported if f in mg.fns}
+        meta["imports"] = {f.name: str(mg.fns[f].function_type) for f in fe.externs.values() if f in mg.fns}
     includes = []
     for inc in tu.get_includes():
         f = inc.include
@@ -491,6 +494,16 @@ def _link(parts, library, t0):
             seen[kd["name"]] = i
             kernels.append(kd)
         unavailable.update(meta.get("unavailable", {}))
+    exports = {}
+    for meta, _ in parts:
+        exports.update(meta.get("exports", {}))
+    for meta, _ in parts:
+        for name, sig in meta.get("imports", {}).items():
+            if name in exports and exports[name] != sig:
+                def show(t):       # without the hidden work-item parameter
+                    return t.replace("(ptr, ", "(", 1).replace("(ptr)", "()", 1)
+                return fail(log + "error: function '%s' is declared with LLVM type '%s' in one "
+                            "program but defined as '%s'\n" % (name, show(sig), show(exports[name])))
     with jit._lock:
         jit._init()
         mod = llvm.parse_assembly(parts[0][1])
@@ -508,7 +521,11 @@ def _link(parts, library, t0):
         undefined = [fn.name for fn in mod.functions
                      if fn.is_declaration and fn.name.startswith(("f.", "k."))]
         if library:
+            imports = {}
+            for m, _ in parts:
+                imports.update(m.get("imports", {}))
             meta = {"log": log, "kernels": kernels, "kind": "library", "unavailable": unavailable,
+                    "exports": exports, "imports": {n: s for n, s in imports.items() if n not in exports},
                     "regions": sum(m.get("regions", 0) for m, _ in parts),
                     "opt_level": min(m.get("opt_level", 3) for m, _ in parts)}
             return ObjectResult(True, log, _pack_object(meta, str(mod)), kind="library")
