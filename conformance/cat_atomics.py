@@ -30,7 +30,7 @@ CAS_OFFSET = 100              # what the winner stores: its index + CAS_OFFSET
 
 def wrap(x, tname):
     bits = TYPES[tname][2]
-    x &= (1 << bits) - 1
+    x = int(x) & ((1 << bits) - 1)
     if tname in ("int", "long") and x >= 1 << (bits - 1):
         x -= 1 << bits
     return x
