@@ -247,19 +247,16 @@ def lower2(g, n, name):
             else:
                 w = b.select(b.icmp_unsigned(">", w, B.fconst(wt, hi)), B.fconst(wt, hi), w)
             return g.convert(w, wt, t)
-        # 64-bit: overflow intrinsics, saturate
-        sfx = B.suffix(t)
-        pre = "s" if e.signed else "u"
-        rt = ir.LiteralStructType([t.llvm(), ir.VectorType(I1, t.count) if t.is_vector else I1])
-        mo = b.call(g.mg.intrinsic("llvm.%smul.with.overflow.%s" % (pre, sfx), rt, [t.llvm(), t.llvm()]), [x, y])
-        prod, ovf = b.extract_value(mo, 0), b.extract_value(mo, 1)
-        s = B.intr(g, pre + "add.sat", t, [prod, z])
+        # 64-bit: in 128 bits (a saturated product plus z may come back in range), then clamp
+        w = ir.IntType(128) if not t.is_vector else ir.VectorType(ir.IntType(128), t.count)
+        ext = b.sext if e.signed else b.zext
+        r = b.add(b.mul(ext(x, w), ext(y, w)), ext(z, w))
+        wc = lambda v: ir.Constant(w, v) if not t.is_vector else ir.Constant(w, [v] * t.count)  # noqa: E731
+        lo, hi = (-(1 << 63), (1 << 63) - 1) if e.signed else (0, (1 << 64) - 1)
         if e.signed:
-            neg = b.xor(b.icmp_signed("<", x, B.fconst(t, 0)), b.icmp_signed("<", y, B.fconst(t, 0)))
-            sat = b.select(neg, B.fconst(t, -(1 << 63)), B.fconst(t, (1 << 63) - 1))
-        else:
-            sat = B.fconst(t, (1 << 64) - 1)
-        return b.select(ovf, sat, s)
+            r = b.select(b.icmp_signed("<", r, wc(lo)), wc(lo), r)
+        r = b.select((b.icmp_signed if e.signed else b.icmp_unsigned)(">", r, wc(hi)), wc(hi), r)
+        return b.trunc(r, t.llvm())
     if name == "upsample":
         hi, lo = (g.rv(k) for k in kids)
         s = kids[0].type
