@@ -349,6 +349,7 @@ def judge_conversions(t, src, dst, xs, got_s, got_v, w, ftz=frozenset(), report=
     """Compare convert_<dst><mode> of the inputs xs (numpy values of src) with the reference;
     got_s / got_v: results (modes x len(xs)) of the scalar kernel and of the width-w one.
     Returns the number of wrong results."""
+    own = report is None
     report = report or Report(t)
     before = sum(report.counts.values())
     host = to_host(xs, src)
@@ -362,7 +363,10 @@ def judge_conversions(t, src, dst, xs, got_s, got_v, w, ftz=frozenset(), report=
                     report.bad(fn + f"({src})",
                                f"{fn}(({src}{what}){show(x, src)}) [element {i % w if what else 0}]: "
                                f"expected {show(want, dst)}, got {show(got[j][i], dst)}")
-    return sum(report.counts.values()) - before
+    wrong = sum(report.counts.values()) - before
+    if own:
+        report.close(len(modes(dst)) * len(host) * (1 + (got_v is not None)))
+    return wrong
 
 
 def run_to(env, t, dst):
