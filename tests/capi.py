@@ -16,14 +16,20 @@ class _API:
         load_all()
         self._slots = {s[0]: s for s in ENTRY_POINTS if s is not None}
         self._callbacks = {}
+        # The shim's table holds direct C entries (and the runtime's native fast path) for the
+        # hot functions: call those here too, so the tests cover what C programs run.
+        self._direct = {ENTRY_POINTS[i][0]: address for i, address in bridge.direct_entries().items()}
 
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
         if name not in self._callbacks:
             _, ret_kind, arg_kinds = self._slots[name]
-            fn = IMPLEMENTED[name]
-            callback = bridge.make_callback(name, ret_kind, arg_kinds, fn)
+            if name in self._direct:
+                proto = ctypes.CFUNCTYPE(bridge.CTYPES[ret_kind], *[bridge.CTYPES[k] for _, k in arg_kinds])
+                callback = proto(self._direct[name])
+            else:
+                callback = bridge.make_callback(name, ret_kind, arg_kinds, IMPLEMENTED[name])
 
             def call(*args, _callback=callback):
                 # bytes stand for NUL-terminated C strings, as with ctypes.c_char_p

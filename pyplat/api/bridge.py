@@ -117,6 +117,17 @@ def direct_entries():
     from pyplat.runtime import _entries
     load_all()
     direct = _entries.configure(IMPLEMENTED, CLError, _report)
+    if os.environ.get("PYPLAT_FAST_PATH", "1") != "0":
+        from pyplat.api.enqueue import adopt_native_event, fast_path_event
+        from pyplat.runtime import _sched
+        direct.update(_sched.configure_fast_path(
+            handles.MAGIC, handles.QUEUE, handles.KERNEL, handles.EVENT,
+            IMPLEMENTED["clEnqueueNDRangeKernel"], fast_path_event, CLError, _report))
+        direct.update(_sched.configure_native_events(
+            handles.dispatch_address(), handles.DEAD, IMPLEMENTED["clRetainEvent"],
+            IMPLEMENTED["clReleaseEvent"]))
+        handles.adopter = lambda address: _sched.adopt_event(address, adopt_native_event)
+        handles.forget_native = _sched.forget_native_handle
     slots = {}
     for index, slot in enumerate(ENTRY_POINTS):
         if slot is None or slot[0] not in direct:

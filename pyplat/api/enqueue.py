@@ -15,6 +15,7 @@ from pyplat.api.event import return_event, wait_list
 from pyplat.api.kernel import lookup_kernel
 from pyplat.api.memory import lookup_buffer
 from pyplat.api.queue import lookup_queue
+from pyplat.core.event import Event
 from pyplat.core.queue import HOST
 
 
@@ -309,6 +310,18 @@ def choose_local_size(global_size, limit, item_limits):
     return local
 
 
+def fast_path_event(queue, command):
+    """The runtime's native fast path asks for the event of a kernel command it launched."""
+    return handles.handle_of(Event(queue.context, queue, cl.CL_COMMAND_NDRANGE_KERNEL, command), handles.EVENT)
+
+
+def adopt_native_event(queue, command, reference_count):
+    """The core Event of an event the fast path made natively, when Python first needs it."""
+    ev = Event(queue.context, queue, cl.CL_COMMAND_NDRANGE_KERNEL, command)
+    ev._refcount = reference_count
+    return ev
+
+
 @entry
 def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size,
                            local_work_size, num_events_in_wait_list, event_wait_list, event):
@@ -333,19 +346,17 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
             k.geometry_cache.clear()
         k.geometry_cache[key] = geometry
     global_size, local, offset, empty = geometry
-    args_address, block_size, n, local_cells, _owner, buffers, accesses, scratch_size = k.plan()
-    if scratch_size > device.local_mem_size:
-        raise CLError(cl.CL_OUT_OF_RESOURCES,
-                      f"kernel needs {scratch_size} bytes of local memory, the device has {device.local_mem_size}")
-    command = queue.new_command()
-    if not empty:
-        # Arguments snapshot with local pointers relative to the scratch area; the runtime copies
-        # the block and gives each worker its own scratch (patching those cells).
-        command.set_ndrange(k.info.address, args_address, block_size, n, work_dim, global_size, local,
-                            offset, scratch_size, local_cells)
-    command.add_hook((k.program.result,))       # keeps the native code alive until done
-    _submit(queue, cl.CL_COMMAND_NDRANGE_KERNEL, command, num_events_in_wait_list, event_wait_list, event,
-            [k] + buffers, accesses=accesses)
+    plan = k.plan()
+    if plan.scratch_size > device.local_mem_size:
+        raise CLError(cl.CL_OUT_OF_RESOURCES, f"kernel needs {plan.scratch_size} bytes of local memory, "
+                      f"the device has {device.local_mem_size}")
+    waits = wait_list(num_events_in_wait_list, event_wait_list, queue.context)
+    # From here on the runtime's native fast path (runtime/_sched.pyx) answers repeats of this
+    # launch -- same queue device, arguments and sizes -- without calling this function.
+    plan.remember_geometry(device, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0,
+                           global_size, local, offset, empty)
+    ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits)
+    return_event(ev, event)
 
 
 def _geometry(k, device, work_dim, global_work_offset, global_work_size, local_work_size):

@@ -21,8 +21,10 @@ PLATFORM, DEVICE, CONTEXT, QUEUE, MEM, PROGRAM, KERNEL, EVENT, SAMPLER = range(1
 
 
 class HandleStruct(ctypes.Structure):
+    # `obj` is the core object's address (id), for the runtime's native fast path, which reads
+    # it with the GIL held and only while `magic` is MAGIC (the registry keeps the object alive).
     _fields_ = [("dispatch", ctypes.c_void_p), ("magic", ctypes.c_uint32),
-                ("kind", ctypes.c_uint32), ("serial", ctypes.c_uint64)]
+                ("kind", ctypes.c_uint32), ("serial", ctypes.c_uint64), ("obj", ctypes.c_void_p)]
 
 
 _dispatch_address = 0
@@ -46,6 +48,10 @@ def set_dispatch(address):
             struct.dispatch = address
 
 
+def dispatch_address():
+    return _dispatch_address
+
+
 def handle_of(obj, kind):
     """The handle of a core object, made on first use. 0 for None."""
     if obj is None:
@@ -54,7 +60,7 @@ def handle_of(obj, kind):
         address = _by_object.get(id(obj))
         if address is not None:
             return address
-        struct = HandleStruct(_dispatch_address, MAGIC, kind, next(_serial))
+        struct = HandleStruct(_dispatch_address, MAGIC, kind, next(_serial), id(obj))
         address = ctypes.addressof(struct)
         _structs[address] = struct
         _live[address] = obj
@@ -71,12 +77,50 @@ def forget(obj):
         _live.pop(address, None)
         struct = _structs.pop(address)
         struct.magic = DEAD
-        _quarantine.append(struct)
+        struct.obj = None
+        if not isinstance(struct, _NativeMemory):
+            _quarantine.append(struct)
+
+
+# Handles the runtime's native fast path made (pyplat/runtime/_sched.pyx, "Native events") are
+# adopted on first use by Python: adopter(address) -> core object or None; forget_native(address)
+# hands an adopted handle's memory back to the runtime. Set by the bridge.
+adopter = None
+forget_native = None
+
+
+class _NativeMemory:
+    """Stands in _structs for an adopted native handle, whose memory the runtime owns."""
+    __slots__ = ("address",)
+
+    def __init__(self, address):
+        self.address = address
+
+    def __setattr__(self, name, value):
+        if name == "address":
+            object.__setattr__(self, name, value)
+        elif name == "magic" and value == DEAD:
+            forget_native(self.address)
+        # dispatch and obj are the runtime's to keep
+
+
+def _adopt(address):
+    with _lock:
+        obj = _live.get(address)
+        if obj is None:
+            obj = adopter(address)
+            if obj is not None:
+                _live[address] = obj
+                _by_object[id(obj)] = address
+                _structs[address] = _NativeMemory(address)
+        return obj
 
 
 def lookup(address, cls, error):
     """The live core object behind a handle, or CLError(error) if it is not one of cls."""
     obj = _live.get(address)
+    if obj is None and address and adopter is not None:
+        obj = _adopt(address)
     if obj is None or not isinstance(obj, cls):
         raise CLError(error)
     return obj

@@ -3,6 +3,8 @@ import ctypes
 
 from pyplat.core.memory import aligned_allocation
 from pyplat.core.object import RefCounted
+from pyplat.core.queue import STDOUT, merged_accesses
+from pyplat.runtime.graph import LaunchPlan
 
 
 class Kernel(RefCounted):
@@ -31,10 +33,12 @@ class Kernel(RefCounted):
         return other
 
     def plan(self):
-        """What every launch with the current argument values shares, built once per change of
-        the arguments (clSetKernelArg): the snapshot (argv address, block size, keepalive, local
-        cells), the buffers to keep alive and the accesses for the in-order queue's ordering.
-        The runtime copies the block into each command, so one snapshot serves every launch."""
+        """The runtime's LaunchPlan for the current argument values, built once per change of the
+        arguments (clSetKernelArg): the argument snapshot and its local-pointer cells, the code,
+        the merged memory accesses for the in-order queue's ordering, and what stays alive while
+        launches are pending (the buffers and the program). The runtime copies the block into
+        each command, so one snapshot serves every launch; its native fast path of
+        clEnqueueNDRangeKernel reads this plan too."""
         plan = self._plan
         if plan is None:
             n = len(self.args)
@@ -48,11 +52,12 @@ class Kernel(RefCounted):
             accesses = tuple((v, info.written) for (kind, v), info in zip(self.args, self.info.args)
                              if kind == "mem" and v is not None)
             if getattr(self.info, "prints", True):     # printf output keeps the queue's order
-                from pyplat.core.queue import STDOUT
                 accesses += ((STDOUT, True),)
             scratch_size = (base if local_size else static_local) + local_size
-            plan = self._plan = (args_address, block_size, n, local_cells, owner, buffers, accesses,
-                                 scratch_size)
+            plan = self._plan = LaunchPlan(self.info.address, args_address, block_size, n, local_cells,
+                                           scratch_size, owner, [self.program] + buffers,
+                                           self.program.result, merged_accesses(accesses),
+                                           self.program.context)
         return plan
 
     def snapshot(self, local_scratch_base):

@@ -14,13 +14,13 @@ Ordering is expressed as dependencies only, so drivers see one model:
 - in-order, serial (PYPLAT_INORDER_PARALLEL=0): each command waits for the one before it.
 """
 import os
-import threading
 
 from pyplat import cl
 from pyplat.core.event import Event
 from pyplat.core.object import RefCounted
 from pyplat.runtime.driver import default_driver
-from pyplat.runtime.graph import Command, QueueTracker
+from pyplat.runtime.graph import (ORDER_AUTO, ORDER_OUT_OF_ORDER, ORDER_SERIAL, Command, QueueCore,
+                                  QueueTracker, launch_kernel)
 
 HOST = "host memory"          # the pseudo memory object of host pointers
 STDOUT = "printf output"      # written by every kernel that may call printf
@@ -50,6 +50,18 @@ class _Release:
             raise failure
 
 
+def merged_accesses(accesses):
+    """(memory object, writes) pairs -> ((root object or HOST/STDOUT, writes), ...) with one entry
+    per key (a writer wins); None stays None (unknown accesses)."""
+    if accesses is None:
+        return None
+    merged = {}
+    for obj, writes in accesses:
+        key = obj if isinstance(obj, str) else _root(obj)
+        merged[key] = merged.get(key, False) or bool(writes)
+    return tuple(merged.items())
+
+
 class CommandQueue(RefCounted):
 
     def __init__(self, context, device, properties, property_list):
@@ -65,12 +77,10 @@ class CommandQueue(RefCounted):
                               and os.environ.get("PYPLAT_INORDER_PARALLEL", "1") != "0")
         self.driver = default_driver()
         self.tracker = QueueTracker()
-        self._last = None             # serial in-order: the latest command
-        self._barrier = None          # the latest barrier
-        self._since = []              # commands since the latest barrier (finished ones pruned)
-        self._prune_at = 64
-        self._sync = {}               # memory object -> [last writer, [readers since]]
-        self._lock = threading.Lock()
+        mode = (ORDER_OUT_OF_ORDER if self.out_of_order else ORDER_AUTO if self.auto_parallel
+                else ORDER_SERIAL)
+        # The ordering state, native and shared with the runtime's fast path of kernel launches.
+        self.core = QueueCore(self.driver, self.tracker, mode, self.context)
 
     def new_command(self, name=""):
         return Command(0, self.driver, name)
@@ -89,72 +99,16 @@ class CommandQueue(RefCounted):
             for obj in retain:
                 obj.retain()
             command.add_hook(_Release(retain))
-        with self._lock:
-            if self.out_of_order:
-                self._order_out_of_order(command, barrier)
-            elif self.auto_parallel:
-                self._order_auto(command, None if barrier else accesses)
-            else:
-                if self._last is not None:
-                    command.add_dependency(self._last)
-                self._last = command
-            command.attach(self.tracker)
-        command.commit()
+        self.core.order(command, barrier, merged_accesses(accesses))
+        self.core.submit(command)
         return event
 
-    def _prune(self, items):
-        if len(items) > self._prune_at:
-            items[:] = [c for c in items if not c.finished]
-            self._prune_at = max(64, 2 * len(items))
-
-    def _become_barrier(self, command):
-        for other in self._since:
-            command.add_dependency(other)
-        if self._barrier is not None:
-            command.add_dependency(self._barrier)
-        self._barrier = command
-        self._since = []
-        self._sync.clear()
-
-    def _order_out_of_order(self, command, barrier):
-        if barrier:
-            self._become_barrier(command)
-            return
-        if self._barrier is not None:
-            command.add_dependency(self._barrier)
-        self._since.append(command)
-        self._prune(self._since)
-
-    def _order_auto(self, command, accesses):
-        if accesses is None:
-            self._become_barrier(command)
-            return
-        if self._barrier is not None:
-            command.add_dependency(self._barrier)
-        merged = {}
-        for obj, writes in accesses:
-            key = obj if obj is HOST else _root(obj)
-            merged[key] = merged.get(key, False) or bool(writes)
-        for key, writes in merged.items():
-            point = self._sync.get(key)
-            if writes:
-                if point is not None:
-                    if point[0] is not None:
-                        command.add_dependency(point[0])
-                    for reader in point[1]:
-                        command.add_dependency(reader)
-                self._sync[key] = [command, []]
-            else:
-                if point is None:
-                    point = self._sync[key] = [None, []]
-                elif point[0] is not None:
-                    command.add_dependency(point[0])
-                point[1].append(command)
-                n = len(point[1])
-                if n >= 64 and n & (n - 1) == 0:        # amortised: at powers of two
-                    point[1][:] = [c for c in point[1] if not c.finished]
-        self._since.append(command)
-        self._prune(self._since)
+    def launch(self, plan, work_dim, global_size, local_size, offset, wait_events):
+        """A kernel launch whose geometry the caller validated and gave to the plan
+        (plan.remember_geometry); the same path as the runtime's native fast path."""
+        command = launch_kernel(self.core, plan, self.device, work_dim, global_size, local_size, offset,
+                                [e.command for e in wait_events])
+        return Event(self.context, self, cl.CL_COMMAND_NDRANGE_KERNEL, command)
 
     def flush(self):
         self.driver.flush()

@@ -16,10 +16,11 @@ Driver interface (thesis Table 4.1), a struct of C function pointers (driver_t):
 broadcast (cmd_set_status): on completion, notify every command of the notify list through its
 own driver -- one implementation for every driver.
 """
+cimport cython
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from libc.stdlib cimport malloc, free, realloc, calloc
-from libc.string cimport memcpy, memset
-from libc.stdint cimport uint64_t, int64_t
+from libc.string cimport memcpy, memset, memcmp
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t
 
 import os
 import sys
@@ -117,6 +118,8 @@ DEF ST_SUBMITTED = 2
 DEF ST_QUEUED = 3
 DEF ERR_WAIT_LIST = -14          # CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
 DEF ERR_OUT_OF_RESOURCES = -5
+DEF CL_SUCCESS_ = 0
+DEF CL_OUT_OF_HOST_MEMORY_ = -6
 
 # Command kinds.
 DEF K_NOP = 0
@@ -601,7 +604,8 @@ def reap():
             c.action = NULL
             pthread_mutex_unlock(&c.lock)
             if hooks != NULL:
-                for fn in reversed(<list>hooks):
+                # a list of hooks (add_hook), or a kernel launch's LaunchPlan alone (_launch)
+                for fn in (reversed(<list>hooks) if type(<object>hooks) is list else (<object>hooks,)):
                     if callable(fn):
                         try:
                             fn()
@@ -1015,6 +1019,7 @@ cdef class QueueTracker:
         reap()
 
 
+@cython.no_gc      # holds no Python object that could lead back to it: never in a cycle
 cdef class Command:
     """A node of the graph (the native cmd_t). Payload setters are called before commit()."""
     cdef cmd_t *c
@@ -1044,6 +1049,9 @@ cdef class Command:
 
     def attach(self, QueueTracker queue):
         """Count this command among the queue's unfinished ones (call right before commit)."""
+        self._attach(queue)
+
+    cdef void _attach(self, QueueTracker queue):
         self.c.queue = queue.q
         pp_add(&queue.q.refs, 1)
         pthread_mutex_lock(&queue.q.lock)
@@ -1125,8 +1133,12 @@ cdef class Command:
 
     def commit(self):
         """Linking done: SUBMITTED, hand over to the driver, drop enqueue's hold."""
+        self._commit()
+
+    cdef void _commit(self):
         cdef cmd_t *c = self.c
-        reap()
+        if pp_load(&reap_count) != 0 or pp_load(&reaping) != 0:
+            reap()
         pp_add(&c.refs, 1)                           # pending: until completion
         if c.driver.ready == pool_ready:
             # The pool only queues the command (and maybe signals a worker): no need to give up
@@ -1176,12 +1188,16 @@ cdef class Command:
 
     def add_hook(self, fn):
         """Python clean-up run after the command finished (at once if it already has)."""
-        cdef list hooks
+        cdef list hooks = []                 # made before the lock: no allocation under it
         pthread_mutex_lock(&self.c.lock)
         if self.c.status > ST_COMPLETE:
             if self.c.hooks == NULL:
-                hooks = []
                 Py_INCREF(hooks)
+                self.c.hooks = <PyObject *>hooks
+            elif type(<object>self.c.hooks) is not list:    # a LaunchPlan alone: into the list
+                hooks.append(<object>self.c.hooks)
+                Py_INCREF(hooks)
+                Py_XDECREF(self.c.hooks)
                 self.c.hooks = <PyObject *>hooks
             (<list>self.c.hooks).append(fn)
             pthread_mutex_unlock(&self.c.lock)
@@ -1210,3 +1226,502 @@ cdef class Command:
 
 def now_ns():
     return pp_now_ns()
+
+
+# ---------------------------------------------------------------------------------------------
+# Queue ordering and kernel launches: one implementation for the Python API path and the
+# native fast path (docs/runtime.md, "Fast path"). Both run with the GIL held and never give it
+# up inside, which is what makes a queue's ordering state consistent between host threads.
+# ---------------------------------------------------------------------------------------------
+
+ORDER_SERIAL, ORDER_AUTO, ORDER_OUT_OF_ORDER = 0, 1, 2
+
+
+cdef class QueueCore:
+    """A queue's ordering state (core/queue.py explains the three modes) and its driver/tracker.
+
+    sync: memory key -> [last writer or None, [readers since]]; keys are root memory objects or
+    the host pseudo-object, supplied already resolved by the caller."""
+    cdef readonly Driver driver
+    cdef readonly QueueTracker tracker
+    cdef readonly int mode
+    cdef Command last
+    cdef Command barrier
+    cdef list since
+    cdef long prune_at
+    cdef dict sync
+    cdef readonly object context
+    cdef long native_events     # live native events of this queue: they hold one context reference
+
+    def __cinit__(self, Driver driver, QueueTracker tracker, int mode, context=None):
+        self.driver, self.tracker, self.mode, self.context = driver, tracker, mode, context
+        self.since = []
+        self.prune_at = 64
+        self.sync = {}
+
+    cdef inline void _prune_since(self):
+        cdef Command x
+        if len(self.since) > self.prune_at:
+            self.since = [x for x in self.since if x.c.status > ST_COMPLETE]
+            self.prune_at = max(64, 2 * len(self.since))
+
+    cdef void _become_barrier(self, Command cmd):
+        cdef Command other
+        for other in self.since:
+            link(cmd.c, other.c)
+        if self.barrier is not None:
+            link(cmd.c, self.barrier.c)
+        self.barrier = cmd
+        self.since = []
+        self.sync.clear()
+
+    cpdef order(self, Command cmd, bint barrier, object accesses):
+        """Link `cmd` after what it must follow. accesses: ((key, writes), ...) with distinct
+        keys, or None when unknown (then it is a barrier in the automatic in-order mode)."""
+        cdef Command x
+        cdef list point, readers
+        cdef long n
+        if self.mode == ORDER_SERIAL:
+            if self.last is not None:
+                link(cmd.c, self.last.c)
+            self.last = cmd
+            return
+        if barrier or (self.mode == ORDER_AUTO and accesses is None):
+            self._become_barrier(cmd)
+            return
+        if self.barrier is not None:
+            link(cmd.c, self.barrier.c)
+        if self.mode == ORDER_AUTO:
+            for key, writes in accesses:
+                point = self.sync.get(key)
+                if writes:
+                    if point is not None:
+                        if point[0] is not None:
+                            link(cmd.c, (<Command>point[0]).c)
+                        for x in point[1]:
+                            link(cmd.c, x.c)
+                    self.sync[key] = [cmd, []]
+                else:
+                    if point is None:
+                        point = self.sync[key] = [None, []]
+                    elif point[0] is not None:
+                        link(cmd.c, (<Command>point[0]).c)
+                    readers = point[1]
+                    readers.append(cmd)
+                    n = len(readers)
+                    if n >= 64 and n & (n - 1) == 0:        # amortised: at powers of two
+                        readers[:] = [x for x in readers if x.c.status > ST_COMPLETE]
+        self.since.append(cmd)
+        self._prune_since()
+
+    cpdef submit(self, Command cmd):
+        """Count it among the queue's unfinished commands and hand it to the driver."""
+        cmd._attach(self.tracker)
+        cmd._commit()
+
+
+cdef class LaunchPlan:
+    """What every launch of a kernel with its current argument values shares (built by
+    core/kernel.py once per change of the arguments): the argument block and its local-pointer
+    cells, the code, the merged memory accesses for ordering, and the objects that must stay
+    alive while launches are pending -- retained once when the first launch starts and released
+    when the last one has finished (the plan is each command's clean-up hook), instead of once
+    per command. It also caches the last launch geometry the Python path validated."""
+    cdef size_t fn
+    cdef char *args
+    cdef size_t args_size
+    cdef int n_args
+    cdef size_t *cells
+    cdef int n_cells
+    cdef readonly size_t scratch_size
+    cdef object owner
+    cdef readonly tuple retained
+    cdef readonly object code
+    cdef readonly object accesses
+    cdef readonly object context
+    cdef readonly long pending
+    # geometry cache: the request (dim, global, local, offset, which were NULL) -> the result
+    cdef object geo_device
+    cdef uint64_t geo_in[9]
+    cdef int geo_dim, geo_flags, geo_empty
+    cdef uint64_t geo_out[9]
+
+    def __cinit__(self, size_t fn, size_t args, size_t args_size, int n_args, local_cells,
+                  size_t scratch_size, owner, retained, code, accesses, context):
+        cdef int j
+        self.fn, self.args, self.args_size, self.n_args = fn, <char *>args, args_size, n_args
+        self.n_cells = len(local_cells)
+        self.cells = <size_t *>malloc(max(1, self.n_cells) * sizeof(size_t))
+        for j in range(self.n_cells):
+            self.cells[j] = local_cells[j]
+        self.scratch_size = scratch_size
+        self.owner, self.retained, self.code = owner, tuple(retained), code
+        self.accesses, self.context = accesses, context
+        self.geo_dim = 0
+
+    def __dealloc__(self):
+        free(self.cells)
+
+    def __call__(self):
+        """One launch finished (run by reap()): release the objects after the last one."""
+        self.pending -= 1
+        if self.pending == 0:
+            for obj in reversed(self.retained):
+                obj.release()
+
+    cdef void _started(self):
+        if self.pending == 0:
+            for obj in self.retained:
+                obj.retain()
+        self.pending += 1
+
+    def remember_geometry(self, device, int work_dim, size_t global_size, size_t local_size,
+                          size_t offset, result_global, result_local, result_offset, bint empty):
+        """Cache a geometry the caller validated (pointers to the request's size_t arrays)."""
+        cdef int d
+        self._request(work_dim, global_size, local_size, offset, self.geo_in, &self.geo_flags)
+        for d in range(3):
+            self.geo_out[d], self.geo_out[3 + d], self.geo_out[6 + d] = (
+                result_global[d], result_local[d], result_offset[d])
+        self.geo_empty = empty
+        self.geo_device = device
+        self.geo_dim = work_dim
+
+    cdef inline void _request(self, int work_dim, size_t global_size, size_t local_size, size_t offset,
+                              uint64_t *out, int *flags) noexcept:
+        cdef int d
+        memset(out, 0, 9 * sizeof(uint64_t))
+        flags[0] = (local_size != 0) | ((offset != 0) << 1)
+        for d in range(work_dim):
+            out[d] = (<size_t *>global_size)[d]
+            if local_size:
+                out[3 + d] = (<size_t *>local_size)[d]
+            if offset:
+                out[6 + d] = (<size_t *>offset)[d]
+
+    cdef bint _geometry_is(self, object device, int work_dim, size_t global_size, size_t local_size,
+                           size_t offset):
+        cdef uint64_t req[9]
+        cdef int flags
+        if work_dim != self.geo_dim or device is not self.geo_device or global_size == 0:
+            return False
+        self._request(work_dim, global_size, local_size, offset, req, &flags)
+        return flags == self.geo_flags and memcmp(req, self.geo_in, sizeof(req)) == 0
+
+
+cdef Command _launch(QueueCore q, LaunchPlan plan, uint64_t *geo, int work_dim, bint empty,
+                     list waits, object name):
+    """Build, link and submit a kernel command from a plan and a validated geometry."""
+    cdef Command cmd = Command.__new__(Command, K_NOP, q.driver, name)
+    cdef cmd_t *c = cmd.c
+    cdef uint64_t *argv
+    cdef int d, j
+    cdef list hooks
+    if not empty:
+        c.kind = K_NDRANGE
+        c.fn = <void *>plan.fn
+        c.args_size = plan.args_size
+        c.args = <char *>pp_aligned(plan.args_size)
+        memcpy(c.args, plan.args, plan.args_size)
+        c.n_args = plan.n_args
+        argv = <uint64_t *>c.args
+        for j in range(plan.n_args):
+            argv[j] = argv[j] - <uint64_t>plan.args + <uint64_t>c.args
+        if plan.n_cells:
+            c.n_patch = plan.n_cells
+            c.patch = <size_t *>malloc(plan.n_cells * sizeof(size_t))
+            memcpy(c.patch, plan.cells, plan.n_cells * sizeof(size_t))
+        c.scratch_size = plan.scratch_size
+        c.geo.work_dim = work_dim
+        c.total = 1
+        for d in range(3):
+            c.geo.global_size[d] = geo[d]
+            c.geo.local_size[d] = geo[3 + d]
+            c.geo.global_offset[d] = geo[6 + d]
+            c.geo.num_groups[d] = geo[d] // geo[3 + d]
+            c.total *= c.geo.num_groups[d]
+    plan._started()
+    Py_INCREF(plan)                      # the clean-up hook run by reap(): the plan's pending count
+    c.hooks = <PyObject *>plan
+    for w in waits:
+        link(c, (<Command>w).c)
+    q.order(cmd, False, plan.accesses)
+    q.submit(cmd)
+    return cmd
+
+
+def launch_kernel(QueueCore q, LaunchPlan plan, device, int work_dim, size_t global_size, size_t local_size,
+                  size_t offset, waits, name=""):
+    """The Python API path's kernel launch, after its checks; the geometry must have been given
+    to plan.remember_geometry for this request. Returns the Command."""
+    if not plan._geometry_is(device, work_dim, global_size, local_size, offset):
+        raise ValueError("launch geometry not validated")
+    return _launch(q, plan, plan.geo_out, work_dim, plan.geo_empty, list(waits), name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Native fast path of clEnqueueNDRangeKernel (installed by runtime/_entries.pyx)
+#
+# The common case -- live queue, kernel and events of one context, arguments unchanged since a
+# launch the Python path validated, the same sizes -- is answered here without running Python
+# code; anything else (and every error) goes to the Python implementation, which gives the
+# spec's codes and messages and primes the kernel's plan and geometry cache for the next call.
+# The API layer describes its handle structs (pyplat/api/handles.py): the struct address leads
+# to the core object through `obj` while `magic` says the handle is live, both read with the GIL.
+# ---------------------------------------------------------------------------------------------
+
+cdef struct handle_t:
+    void *dispatch
+    uint32_t magic
+    uint32_t kind
+    uint64_t serial
+    PyObject *obj
+
+cdef uint32_t h_magic = 0xFFFFFFFF, h_queue = 0, h_kernel = 0, h_event = 0
+cdef object _ndrange_python = None
+cdef object _event_of = None
+cdef object _fast_clerror = None
+cdef object _fast_report = None
+
+
+cdef inline object _handle_object(size_t h, uint32_t kind):
+    cdef handle_t *s = <handle_t *>h
+    if h == 0 or s.magic != h_magic or s.kind != kind or s.obj == NULL:
+        return None
+    return <object>s.obj
+
+
+cdef int32_t _ndrange_fallback(tuple args) noexcept:
+    try:
+        result = _ndrange_python(*args)
+        return CL_SUCCESS_ if result is None else result
+    except BaseException as e:
+        if isinstance(e, _fast_clerror):
+            return (<object>e).code
+        try:
+            _fast_report("clEnqueueNDRangeKernel")
+        except BaseException:
+            pass
+        return CL_OUT_OF_HOST_MEMORY_
+
+
+cdef int32_t fast_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
+                          size_t local_size, uint32_t n_events, size_t events, size_t event) noexcept with gil:
+    cdef LaunchPlan plan
+    cdef list waits
+    cdef uint32_t i
+    try:
+        q = _handle_object(queue, h_queue)
+        k = _handle_object(kernel, h_kernel)
+        if q is not None and k is not None and (n_events == 0) == (events == 0):
+            p = k._plan
+            if type(p) is LaunchPlan:
+                plan = <LaunchPlan>p
+                context = q.context
+                if plan.context is context and plan._geometry_is(q.device, work_dim, global_size,
+                                                                 local_size, offset):
+                    waits = []
+                    for i in range(n_events):
+                        w = _event_command((<size_t *>events)[i], context)
+                        if w is None:
+                            waits = None
+                            break
+                        waits.append(w)
+                    if waits is not None:
+                        cmd = _launch(q.core, plan, plan.geo_out, work_dim, plan.geo_empty, waits, "")
+                        if event:
+                            (<size_t *>event)[0] = (_new_event(q, q.core, cmd) if _dead_events is not None
+                                                    else _event_of(q, cmd))
+                        return CL_SUCCESS_
+    except BaseException:
+        try:
+            _fast_report("clEnqueueNDRangeKernel")
+        except BaseException:
+            pass
+        return CL_OUT_OF_HOST_MEMORY_
+    return _ndrange_fallback((queue, kernel, work_dim, offset, global_size, local_size, n_events, events,
+                              event))
+
+
+def configure_fast_path(magic, queue_kind, kernel_kind, event_kind, ndrange_python, event_of, clerror,
+                        report):
+    """Describe the API layer's handles and fallbacks; returns {name: address} of the fast entries.
+    event_of(queue, command) -> the handle of a new event of that command (one reference)."""
+    global h_magic, h_queue, h_kernel, h_event, _ndrange_python, _event_of, _fast_clerror, _fast_report
+    h_magic, h_queue, h_kernel, h_event = magic, queue_kind, kernel_kind, event_kind
+    _ndrange_python, _event_of, _fast_clerror, _fast_report = ndrange_python, event_of, clerror, report
+    return {"clEnqueueNDRangeKernel": <size_t>fast_ndrange}
+
+
+# ---------------------------------------------------------------------------------------------
+# Native events of the fast path
+#
+# An event handed out by the fast path is a native handle (same leading layout as the API
+# layer's handle structs) holding its command, queue and context and an OpenCL reference count.
+# clRetainEvent / clReleaseEvent on it are answered here. The first time any Python API function
+# needs it (info, callbacks, waits, ...), the API layer *adopts* it: it makes the core Event
+# object, which takes over the count and the references, and registers it under this very
+# address; from then on it is an ordinary handle whose memory the runtime frees when the API
+# layer forgets it. Freed handles are quarantined like the API layer's, so that a stale pointer
+# reads as dead for a while instead of as a new event.
+# ---------------------------------------------------------------------------------------------
+
+cdef struct nevent_t:
+    void *dispatch
+    uint32_t magic
+    uint32_t kind
+    uint64_t serial
+    PyObject *obj                 # the adopted core Event, NULL before
+    long refs                     # OpenCL reference count until adopted
+    PyObject *command
+    PyObject *queue
+    PyObject *context
+    PyObject *core
+
+cdef size_t h_dispatch = 0
+cdef uint32_t h_dead = 0
+cdef uint64_t _event_serial = (<uint64_t>1) << 62
+cdef set _native_events = set()
+cdef object _dead_events = None               # collections.deque of addresses (quarantine)
+DEF EVENT_QUARANTINE = 4096
+cdef object _retain_event_python = None
+cdef object _release_event_python = None
+
+
+cdef size_t _new_event(object queue, QueueCore core, Command cmd) except 0:
+    global _event_serial
+    cdef nevent_t *s = <nevent_t *>calloc(1, sizeof(nevent_t))
+    if s == NULL:
+        raise MemoryError()
+    if core.native_events == 0:
+        core.context.retain()            # one context reference for all of the queue's
+    core.native_events += 1
+    s.dispatch = <void *>h_dispatch
+    s.magic, s.kind = h_magic, h_event
+    _event_serial += 1
+    s.serial = _event_serial
+    s.refs = 1
+    Py_INCREF(cmd)
+    Py_INCREF(queue)
+    Py_INCREF(core.context)
+    Py_INCREF(core)
+    s.command, s.queue, s.context, s.core = (<PyObject *>cmd, <PyObject *>queue, <PyObject *>core.context,
+                                             <PyObject *>core)
+    _native_events.add(<size_t>s)
+    return <size_t>s
+
+
+cdef void _native_gone(QueueCore core):
+    """A native event stopped counting on its queue's context reference."""
+    core.native_events -= 1
+    if core.native_events == 0:
+        core.context.release()
+
+
+cdef void _bury(nevent_t *s):
+    """Dead handle into quarantine; the oldest one out of it is freed."""
+    s.magic = h_dead
+    s.obj = NULL
+    _dead_events.append(<size_t>s)
+    if len(_dead_events) > EVENT_QUARANTINE:
+        free(<void *>(<size_t>_dead_events.popleft()))
+
+
+cdef void _drop_native_refs(nevent_t *s):
+    cdef PyObject *cmd = s.command
+    cdef PyObject *queue = s.queue
+    cdef PyObject *context = s.context
+    cdef PyObject *core = s.core
+    s.command = s.queue = s.context = s.core = NULL
+    Py_XDECREF(cmd)
+    Py_XDECREF(queue)
+    Py_XDECREF(context)
+    Py_XDECREF(core)
+
+
+cdef inline nevent_t *_native_event(size_t h):
+    """The native event at h if it is one that has not been adopted, else NULL."""
+    cdef nevent_t *s
+    if h == 0 or h not in _native_events:
+        return NULL
+    s = <nevent_t *>h
+    return s if s.obj == NULL else NULL
+
+
+cdef object _event_command(size_t h, object context):
+    """The Command of event handle h if it belongs to `context`, else None (native or adopted)."""
+    cdef nevent_t *s = _native_event(h)
+    if s != NULL:
+        return <object>s.command if <object>s.context is context else None
+    e = _handle_object(h, h_event)
+    if e is None or e.context is not context:
+        return None
+    return e.command
+
+
+cdef int32_t fast_retain_event(size_t h) noexcept with gil:
+    cdef nevent_t *s
+    try:
+        s = _native_event(h)
+        if s != NULL:
+            s.refs += 1
+            return CL_SUCCESS_
+        result = _retain_event_python(h)
+        return CL_SUCCESS_ if result is None else result
+    except BaseException as e:
+        if isinstance(e, _fast_clerror):
+            return (<object>e).code
+        return CL_OUT_OF_HOST_MEMORY_
+
+
+cdef int32_t fast_release_event(size_t h) noexcept with gil:
+    cdef nevent_t *s
+    try:
+        s = _native_event(h)
+        if s != NULL:
+            s.refs -= 1
+            if s.refs == 0:
+                _native_events.discard(h)
+                core = <object>s.core
+                _drop_native_refs(s)
+                _bury(s)
+                _native_gone(core)
+            return CL_SUCCESS_
+        result = _release_event_python(h)
+        return CL_SUCCESS_ if result is None else result
+    except BaseException as e:
+        if isinstance(e, _fast_clerror):
+            return (<object>e).code
+        return CL_OUT_OF_HOST_MEMORY_
+
+
+def adopt_event(size_t h, factory):
+    """For the API layer's registry, on a handle it does not know: if h is a native event not yet
+    adopted, factory(queue, command, refcount) makes its core Event (taking over the count and a
+    context reference), which is recorded in the handle and returned; else None."""
+    cdef nevent_t *s = _native_event(h)
+    if s == NULL:
+        return None
+    event = factory(<object>s.queue, <object>s.command, s.refs)
+    core = <object>s.core
+    s.obj = <PyObject *>event            # borrowed: the API layer's registry keeps it alive
+    _drop_native_refs(s)
+    _native_gone(core)                   # the Event holds its own context reference now
+    return event
+
+
+def forget_native_handle(size_t h):
+    """The API layer forgot an adopted native event (its Event was destroyed)."""
+    if h in _native_events:
+        _native_events.discard(h)
+        _bury(<nevent_t *>h)
+
+
+def configure_native_events(size_t dispatch, dead_magic, retain_python, release_python):
+    """Returns {name: address} of the native clRetainEvent / clReleaseEvent."""
+    global h_dispatch, h_dead, _dead_events, _retain_event_python, _release_event_python
+    import collections
+    h_dispatch, h_dead = dispatch, dead_magic
+    _dead_events = collections.deque()
+    _retain_event_python, _release_event_python = retain_python, release_python
+    return {"clRetainEvent": <size_t>fast_retain_event, "clReleaseEvent": <size_t>fast_release_event}
