@@ -12,6 +12,7 @@ mul24 / mad24 outside the 24-bit inputs or with a result that does not fit the t
 compare to 1 / 0, vectors to -1 / 0; shift and rotate counts are taken modulo the width (the
 promoted width for scalar shifts)."""
 import ctypes
+import re
 
 import numpy as np
 
@@ -147,8 +148,8 @@ def _clamp(T, vec, x, y, z):
     return UNDEF if y > z else min(max(x, y), z)
 
 
-# name: (expression, reference(T, vec, x, y, z), result type of T, types, scalar form too)
-# expressions use a, b, c (inputs A, B, C) and d (B with 0 and MIN/-1 divisors made 1)
+# expression: (reference(T, vec, x, y, z), result type kind). Expressions use a, b, c (inputs A, B,
+# C), d (B with 0 and MIN / -1 divisors made 1) and ub (b as the unsigned type)
 SAME, UNS, CMP = "same", "unsigned", "cmp"
 OPS = {
     "a + b": (_arith(lambda x, y: x + y), SAME),
@@ -251,7 +252,6 @@ def divisor(T, x, y):
 
 def expression(op, T, vec, w):
     """OpenCL C text of op for type T (width w)."""
-    import re
     ub = f"as_{unsigned(T)}{w if vec else ''}(b)" if TYPES[T][1] else "b"
     return re.sub(r"\bub\b", ub, op)
 
@@ -368,7 +368,6 @@ def judge(t, op, T, w, a, b, c, got, report):
 
 
 def operands(op):
-    import re
     return set(re.findall(r"\b(?:ub|[abcd])\b", op))
 
 
