@@ -165,9 +165,9 @@ def _build(source, opts, t0):
         return parsed
     ir_text, meta, tu_info = parsed
     t_gen = time.perf_counter()
-    # many parallel regions (barrier-heavy kernels such as scans): unrolling every region loop
-    # costs more compile time than it gains
-    obj = jit.compile_object(ir_text, opts.opt_level, unroll=meta["regions"] <= 12)
+    # kernels with barriers (parallel regions): unrolling every region loop costs far more
+    # compile time than it gains (the vectoriser still interleaves)
+    obj = jit.compile_object(ir_text, opts.opt_level, unroll=meta["regions"] == 0)
     t_jit = time.perf_counter()
     pmeta = {"log": meta["log"], "kernels": meta["kernels"],
              "includes": cache.include_hashes(tu_info["includes"] + [HEADER])}
@@ -547,7 +547,7 @@ def _link(parts, library, t0):
     t_link = time.perf_counter()
     regions = sum(m.get("regions", 0) for m, _ in parts)
     opt_level = min(m.get("opt_level", 3) for m, _ in parts)
-    obj = jit.compile_object(ir_text, opt_level, unroll=regions <= 12)
+    obj = jit.compile_object(ir_text, opt_level, unroll=regions == 0)
     pmeta = {"log": log, "kernels": kernels, "includes": []}
     r = from_package_parts(pmeta, obj)
     r.package = cache.pack(pmeta, obj)

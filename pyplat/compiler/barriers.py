@@ -28,6 +28,10 @@ from .tree import CompileError, Node, Var
 from .codegen import FuncGen, Builder, LV, WI_TYPE, WI_SLOTS, WI_LID, PTR, VOIDT, I1, I8, I32, I64
 
 STACK_LIMIT = 256 * 1024
+# builtins without side effects whose value depends on their arguments and the work-item only
+_PURE_BUILTINS = {"get_global_size", "get_local_size", "get_enqueued_local_size", "get_num_groups",
+                  "get_global_offset", "get_group_id", "get_local_id", "get_global_id", "get_work_dim",
+                  "min", "max", "mul24", "mad24", "clamp"}
 
 
 def has_barrier(n, memo):
@@ -297,7 +301,58 @@ class BarrierKernelGen(FuncGen):
             if p in written:
                 pw.append(p)
         self.track_returns = flags["ret"]
-        return pw
+        self.remat = self._rematerialisable(pw, written)
+        return [v for v in pw if v not in self.remat]
+
+    def _rematerialisable(self, pw, written):
+        """Group-level variables recomputed in every region instead of kept in per-work-item
+        arrays: declared once with a pure initialiser of work-item ids/sizes, unmodified
+        parameters, constants and other such variables, never written afterwards (e.g.
+        `int lid = get_local_id(0);`, `__global float *x = base + offset;`). The value is the
+        same wherever it is computed, and LLVM sees `lid` as the loop index (no gathers)."""
+        inits = {}
+
+        def visit(n):
+            if n.op in ("assign", "cassign", "incdec", "addr", "decay"):
+                x = n.kids[0]
+                while x.op in ("swz", "vindex", "member") and x.kids and not (x.op == "member" and x.val[1]):
+                    x = x.kids[0]
+                if x.op == "var":
+                    written.add(x.val)
+            elif n.op == "decl" and isinstance(n.val, Var):
+                inits[n.val] = n.kids[0] if len(n.kids) == 1 else None
+        _walk(self.f.body, visit)
+        remat = {}
+
+        def pure(e):
+            if e is None:
+                return False
+            op = e.op
+            if op in ("const", "zero"):
+                return not (e.type.is_struct or e.type.is_array)
+            if op == "load":
+                v = e.kids[0]
+                return v.op == "var" and (v.val in remat or (v.val.storage == "param" and v.val not in written
+                                                                 and not v.val.volatile))
+            if op in ("decay", "addr"):
+                v = e.kids[0]
+                return v.op == "var" and v.val.storage in ("local", "constant")
+            if op == "builtin":
+                if e.val not in _PURE_BUILTINS:
+                    return False
+            elif op not in ("conv", "astype", "swz", "bin", "unary", "cond", "land", "lor", "veclit"):
+                return False
+            elif op == "bin" and e.val in ("/", "%") and not e.type.is_float:
+                return False           # may trap: regions on paths without the declaration compute it too
+            return all(pure(x) for x in e.kids if isinstance(x, Node))
+
+        for v in pw:                   # declaration order: a variable may use earlier ones
+            t = v.type
+            if (v.storage == "private" and v in inits and v not in written and not v.volatile
+                    and not (t.is_struct or t.is_array) and inits[v] is not None
+                    and inits[v].op != "initlist" and pure(inits[v])):
+                remat[v] = inits[v]
+        return remat
 
     # ------------------------------------------------------------------ emission
     def emit(self):
@@ -332,6 +387,11 @@ class BarrierKernelGen(FuncGen):
         start_bb = fn.append_basic_block("start")
         b.cbranch(b.icmp_unsigned("==", nwi, I64(0)), exit_bb, start_bb)
         b.position_at_end(start_bb)
+
+        # rematerialised variables: a register, recomputed at the start of each region
+        self.remat_live = []
+        for v in self.remat:
+            self.vars[v] = self.alloca(v.type, v.name)
 
         # per-work-item storage: arrays ordered by decreasing alignment
         pw.sort(key=lambda v: -max(v.type.align, 1))
@@ -435,6 +495,8 @@ class BarrierKernelGen(FuncGen):
             done = b.load(b.gep(self.returned, [self.lin], inbounds=True, source_etype=I8), typ=I8)
             b.cbranch(b.icmp_unsigned("!=", done, I8(0)), nxt_bb, body_bb)
             b.position_at_end(body_bb)
+        for v in self.remat_live:      # declared in an earlier region
+            self.init_mem(self.vars[v], v.type, self.remat[v])
         body_fn()
         if not b.block.is_terminated:
             b.branch(nxt_bb)
@@ -550,6 +612,11 @@ class BarrierKernelGen(FuncGen):
         if op in ("return", "break", "continue", "decl", "barrier"):
             if b.block.is_terminated:
                 b.position_at_end(b.append_basic_block("dead"))
+        if op == "decl" and n.val in self.remat:
+            self.init_mem(self.vars[n.val], n.val.type, n.kids[0])
+            if n.val not in self.remat_live:
+                self.remat_live.append(n.val)
+            return
         if op == "decl" and n.val in self.pw:
             if n.kids:
                 self.init_mem(self.pw_ptr(n.val), n.val.type, n.kids[0])

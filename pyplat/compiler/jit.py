@@ -66,6 +66,12 @@ def _init_locked():
         features = ""
     _state.update(target=target, cpu=cpu, features=features,
                   triple=llvm.get_process_triple())
+    # No vectorised epilogue after a vectorised loop (LLVM adds one for wide vectors): it makes
+    # every work-item loop ~1.5x bigger to compile for remainders the scalar loop covers well.
+    try:
+        llvm.set_option("", "-enable-epilogue-vectorization=false")
+    except Exception:
+        pass
     tm = target.create_target_machine(cpu=cpu, features=features, opt=3, jit=True)
     _state["tm"] = tm
     _state["data_layout"] = str(tm.target_data)
