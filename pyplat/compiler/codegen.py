@@ -625,6 +625,9 @@ class FuncGen:
     def x_bin(self, n):
         op = n.val
         ka, kc = n.kids
+        fused = self.contracted(n)
+        if fused is not None:
+            return fused
         a, c = self.rv(ka), self.rv(kc)
         at, ct, t = ka.type, kc.type, n.type
         b = self.b
@@ -660,6 +663,32 @@ class FuncGen:
         if ct != t:
             c = self.convert(c, ct, t, n)
         return self.arith(op, a, c, t, n)
+
+    def contracted(self, n):
+        """a*b + c, c + a*b, a*b - c, c - a*b in floating point -> llvm.fmuladd, as clang emits
+        it: OpenCL C's FP_CONTRACT is on by default, so a multiply and an add of one expression
+        may be fused (one rounding; a single FMA instruction where the CPU has one)."""
+        t = n.type
+        if n.val not in ("+", "-") or not t.is_float or (t.elem if t.is_vector else t).bits not in (32, 64):
+            return None
+        ka, kc = n.kids
+        for mul, other in ((ka, kc), (kc, ka)):
+            if mul.op == "bin" and mul.val == "*" and not mul.lv and mul.type == t and other.type == t:
+                break
+        else:
+            return None
+        x, y = (self.convert(self.rv(k), k.type, t, k) for k in mul.kids)
+        z = self.rv(other)
+        b = self.b
+        if n.val == "-":
+            if mul is ka:
+                z = self.fm(b.fneg(z))
+            else:
+                x = self.fm(b.fneg(x))
+        ll = t.llvm()
+        fn = self.mg.intrinsic("llvm.fmuladd." + ("v%df%d" % (t.count, t.elem.bits) if t.is_vector
+                                                  else "f%d" % t.bits), ll, [ll, ll, ll])
+        return self.fm(b.call(fn, [x, y, z]))
 
     def x_unary(self, n):
         k = n.kids[0]
