@@ -68,8 +68,12 @@ def _init_locked():
                   triple=llvm.get_process_triple())
     # No vectorised epilogue after a vectorised loop (LLVM adds one for wide vectors): it makes
     # every work-item loop ~1.5x bigger to compile for remainders the scalar loop covers well.
+    # Likewise no runtime/partial unrolling (remainder loops unrolled 8x, prologues): the vectoriser
+    # already interleaves; full unrolling of constant-trip loops (tiles) stays.
     try:
         llvm.set_option("", "-enable-epilogue-vectorization=false")
+        llvm.set_option("", "-unroll-runtime=false")
+        llvm.set_option("", "-unroll-allow-partial=false")
     except Exception:
         pass
     tm = target.create_target_machine(cpu=cpu, features=features, opt=3, jit=True)
@@ -98,21 +102,24 @@ def target_info():
     return s["triple"], s["data_layout"]
 
 
-def compile_object(ir_text, opt_level=3, unroll=True):
-    """Parse, verify, optimise for the host CPU and emit native object code (bytes)."""
+def compile_object(ir_text, opt_level=3, unroll=True, vectorize=True):
+    """Parse, verify, optimise for the host CPU and emit native object code (bytes).
+    unroll: full unrolling of constant-trip loops; vectorize: the loop vectoriser (the SLP
+    vectoriser always runs). Both cost compile time roughly in proportion to the number of
+    loops, which barrier-heavy kernels (dozens of parallel regions) have many of."""
     with _lock:
         _bury()
-        return _compile_object(ir_text, opt_level, unroll)
+        return _compile_object(ir_text, opt_level, unroll, vectorize)
 
 
-def _compile_object(ir_text, opt_level, unroll):
+def _compile_object(ir_text, opt_level, unroll, vectorize):
     s = _init()
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
     tm = s["target"].create_target_machine(cpu=s["cpu"], features=s["features"], opt=opt_level or 0, jit=True)
     if opt_level:
         pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-        pto.loop_vectorization = True
+        pto.loop_vectorization = vectorize
         pto.slp_vectorization = True
         pto.loop_unrolling = unroll
         pb = llvm.create_pass_builder(tm, pto)
