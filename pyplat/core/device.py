@@ -174,7 +174,8 @@ class Device(RefCounted):
                                  | cl.CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP)
     extensions = ("cl_khr_fp64", "cl_khr_byte_addressable_store",
                   "cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
-                  "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics")
+                  "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
+                  "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics")
     built_in_kernels = ()
     parent_device = None
     partition_max_sub_devices = 0

@@ -33,6 +33,8 @@ class Platform(RefCounted):
         ("cl_khr_global_int32_extended_atomics", (1, 0, 0)),
         ("cl_khr_local_int32_base_atomics", (1, 0, 0)),
         ("cl_khr_local_int32_extended_atomics", (1, 0, 0)),
+        ("cl_khr_int64_base_atomics", (1, 0, 0)),
+        ("cl_khr_int64_extended_atomics", (1, 0, 0)),
     )
 
     def __init__(self, n_devices=None):
