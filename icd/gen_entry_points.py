@@ -169,7 +169,19 @@ def write_c(slots, path):
         out.append("    PYPLAT_ENSURE_LOADED();")
         # Keep a Python exception the calling thread may have pending out of our Python code.
         out.append("    struct pyplat_py_call saved;")
-        out.append("    pyplat_py_enter(&saved);")
+        # Interpreter finalising: releases and waits succeed (the process is ending), anything
+        # else fails as if unimplemented.
+        if s["ret_kind"] == "void":
+            out.append("    if (!pyplat_py_enter(&saved)) return;")
+        elif s["ret_kind"] == "i32":
+            quiet = name.startswith(("clRelease", "clRetain", "clFinish", "clFlush", "clWaitFor"))
+            out.append(f"    if (!pyplat_py_enter(&saved)) return {'CL_SUCCESS' if quiet else value};")
+        else:
+            out.append("    if (!pyplat_py_enter(&saved)) {")
+            if err_arg:
+                out.append(f"        if ({err_arg}) *{err_arg} = CL_OUT_OF_HOST_MEMORY;")
+            out.append(f"        return {value};")
+            out.append("    }")
         if s["ret_kind"] == "void":
             out.append(f"    {call};")
             out.append("    pyplat_py_leave(&saved);")

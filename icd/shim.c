@@ -38,6 +38,7 @@ static struct {
     const char *(*Py_GetVersion)(void);
     void (*PyErr_Fetch)(void **, void **, void **);
     void (*PyErr_Restore)(void *, void *, void *);
+    int (*Py_IsFinalizing)(void);      /* optional: Py_IsFinalizing (3.13+) or _Py_IsFinalizing */
 } py;
 
 int pyplat_load_done;            /* atomic: loading finished (either way) */
@@ -136,6 +137,9 @@ static int resolve(void *lib) {
     SYM(PyErr_Fetch);
     SYM(PyErr_Restore);
 #undef SYM
+    *(void **)&py.Py_IsFinalizing = dlsym(lib, "Py_IsFinalizing");
+    if (!py.Py_IsFinalizing)
+        *(void **)&py.Py_IsFinalizing = dlsym(lib, "_Py_IsFinalizing");
     return 0;
 }
 
@@ -425,12 +429,21 @@ PYPLAT_EXPORT_ALIAS(clGetExtensionFunctionAddressForPlatform)
 
 /* ---- Calls into Python keep the caller's pending exception -------------------------------- */
 
-void pyplat_py_enter(struct pyplat_py_call *call) {
+int pyplat_py_enter(struct pyplat_py_call *call) {
     call->active = load_ok;
     if (!call->active)
-        return;
+        return 1;
+    /* While the interpreter shuts down (a Python host's objects released by its final garbage
+     * collection), PyPlat's own modules may already be torn down: no call goes into Python then.
+     * Handles stay readable (their memory is never returned at shutdown), and the process is
+     * ending, so there is nothing left to release. */
+    if (py.Py_IsFinalizing && py.Py_IsFinalizing()) {
+        call->active = 0;
+        return 0;
+    }
     call->gil = py.PyGILState_Ensure();
     py.PyErr_Fetch(&call->type, &call->value, &call->traceback);
+    return 1;
 }
 
 void pyplat_py_leave(struct pyplat_py_call *call) {

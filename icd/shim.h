@@ -53,7 +53,8 @@ struct pyplat_py_call {
     int gil;
     void *type, *value, *traceback;
 };
-PYPLAT_HIDDEN void pyplat_py_enter(struct pyplat_py_call *call);
+/* 0 when Python may not be entered (interpreter finalising): the stub then answers without it. */
+PYPLAT_HIDDEN int pyplat_py_enter(struct pyplat_py_call *call);
 PYPLAT_HIDDEN void pyplat_py_leave(struct pyplat_py_call *call);
 
 /* Generated (icd_entry_points.c). */

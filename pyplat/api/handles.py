@@ -33,7 +33,15 @@ _structs = {}         # handle address -> HandleStruct (keeps the memory alive)
 _by_object = {}       # id(core object) -> handle address
 # Released handles' memory is kept a while so that a stale pointer is not soon reused by a new
 # object (the spec leaves that undefined, but answering CL_INVALID_* is kinder).
-_quarantine = collections.deque(maxlen=4096)
+_quarantine = collections.deque()
+QUARANTINE = 4096
+# Handle memory comes from C's allocator, not from Python objects: a Python host's objects may
+# be released after the interpreter has torn our modules down (its final garbage collection),
+# and the ICD loader reads the handle's dispatch pointer before the shim can refuse the call.
+_libc = ctypes.CDLL(None)
+_libc.calloc.restype = ctypes.c_void_p
+_libc.calloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
+_libc.free.argtypes = [ctypes.c_void_p]
 _serial = itertools.count(1)
 _lock = threading.Lock()
 
@@ -60,8 +68,12 @@ def handle_of(obj, kind):
         address = _by_object.get(id(obj))
         if address is not None:
             return address
-        struct = HandleStruct(_dispatch_address, MAGIC, kind, next(_serial), id(obj))
-        address = ctypes.addressof(struct)
+        address = _libc.calloc(1, ctypes.sizeof(HandleStruct))
+        if not address:
+            raise CLError(cl.CL_OUT_OF_HOST_MEMORY)
+        struct = HandleStruct.from_address(address)
+        struct.dispatch, struct.magic, struct.kind = _dispatch_address, MAGIC, kind
+        struct.serial, struct.obj = next(_serial), id(obj)
         _structs[address] = struct
         _live[address] = obj
         _by_object[id(obj)] = address
@@ -80,6 +92,8 @@ def forget(obj):
         struct.obj = None
         if not isinstance(struct, _NativeMemory):
             _quarantine.append(struct)
+            if len(_quarantine) > QUARANTINE:
+                _libc.free(ctypes.addressof(_quarantine.popleft()))
 
 
 # Handles the runtime's native fast path made (pyplat/runtime/_sched.pyx, "Native events") are
