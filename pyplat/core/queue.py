@@ -80,7 +80,7 @@ class CommandQueue(RefCounted):
         mode = (ORDER_OUT_OF_ORDER if self.out_of_order else ORDER_AUTO if self.auto_parallel
                 else ORDER_SERIAL)
         # The ordering state, native and shared with the runtime's fast path of kernel launches.
-        self.core = QueueCore(self.driver, self.tracker, mode, self.context)
+        self.core = QueueCore(self.driver, self.tracker, mode, self.context, self.device)
 
     def new_command(self, name=""):
         return Command(0, self.driver, name)

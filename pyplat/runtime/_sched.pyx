@@ -1251,10 +1251,12 @@ cdef class QueueCore:
     cdef long prune_at
     cdef dict sync
     cdef readonly object context
+    cdef readonly object device
     cdef long native_events     # live native events of this queue: they hold one context reference
 
-    def __cinit__(self, Driver driver, QueueTracker tracker, int mode, context=None):
+    def __cinit__(self, Driver driver, QueueTracker tracker, int mode, context=None, device=None):
         self.driver, self.tracker, self.mode, self.context = driver, tracker, mode, context
+        self.device = device
         self.since = []
         self.prune_at = 64
         self.sync = {}
@@ -1508,6 +1510,7 @@ cdef int32_t _ndrange_fallback(tuple args) noexcept:
 cdef int32_t fast_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
                           size_t local_size, uint32_t n_events, size_t events, size_t event) noexcept with gil:
     cdef LaunchPlan plan
+    cdef QueueCore core
     cdef list waits
     cdef uint32_t i
     try:
@@ -1515,10 +1518,12 @@ cdef int32_t fast_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t
         k = _handle_object(kernel, h_kernel)
         if q is not None and k is not None and (n_events == 0) == (events == 0):
             p = k._plan
-            if type(p) is LaunchPlan:
+            c = q.core
+            if type(p) is LaunchPlan and type(c) is QueueCore:
                 plan = <LaunchPlan>p
-                context = q.context
-                if plan.context is context and plan._geometry_is(q.device, work_dim, global_size,
+                core = <QueueCore>c
+                context = core.context
+                if plan.context is context and plan._geometry_is(core.device, work_dim, global_size,
                                                                  local_size, offset):
                     waits = []
                     for i in range(n_events):
@@ -1528,9 +1533,9 @@ cdef int32_t fast_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t
                             break
                         waits.append(w)
                     if waits is not None:
-                        cmd = _launch(q.core, plan, plan.geo_out, work_dim, plan.geo_empty, waits, "")
+                        cmd = _launch(core, plan, plan.geo_out, work_dim, plan.geo_empty, waits, "")
                         if event:
-                            (<size_t *>event)[0] = (_new_event(q, q.core, cmd) if _dead_events is not None
+                            (<size_t *>event)[0] = (_new_event(q, core, cmd) if _dead_events is not None
                                                     else _event_of(q, cmd))
                         return CL_SUCCESS_
     except BaseException:
