@@ -1,12 +1,15 @@
-"""math: single-precision builtins against a correctly rounded reference (mpmath), with the ULP
-bounds of the OpenCL C specification's table for the FULL_PROFILE, on edge values (zeros,
-infinities, NaN, denormals, the largest and smallest normals) and sampled inputs: every
-exponent range plus the function's interesting domain. --quick samples fewer.
+"""math: single- and double-precision builtins against a correctly rounded reference (mpmath),
+with the ULP bounds of the OpenCL C specification's tables for the FULL_PROFILE ("ULP values for
+single precision built-in math functions" and "... for double precision ..."), on edge values
+(zeros, infinities, NaN, denormals, the largest and smallest normals, near-integers) and sampled
+inputs: random bit patterns (every exponent range) plus the function's interesting domain.
+--quick samples fewer. The double checks (named <function>_double) run where the device reports
+cl_khr_fp64 and skip otherwise.
 
-Error in ulps is |got - exact| / ulp(exact), where ulp(x) is 2^(e - 23) for 2^e <= |x| < 2^(e+1)
-(2^-149 below FLT_MIN). Without CL_FP_DENORM a device may flush denormal inputs and results to
-zero; both readings are accepted then. Special values (NaN, infinities, results at poles) must
-match C99 Annex F exactly."""
+Error in ulps is |got - exact| / ulp(exact), where ulp(x) is 2^(e - p) for 2^e <= |x| < 2^(e+1),
+p = 23 for float and 52 for double (2^-149, 2^-1074 below FLT_MIN, DBL_MIN). Without CL_FP_DENORM
+a device may flush denormal inputs and results to zero; both readings are accepted then. Special
+values (NaN, infinities, results at poles) must match C99 Annex F exactly."""
 import math
 
 import numpy as np
@@ -37,6 +40,37 @@ F32_DENORM = 2.0 ** -149
 EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, F32_MIN, -F32_MIN, F32_DENORM, -F32_DENORM,
          F32_MAX, -F32_MAX, math.inf, -math.inf, math.nan, 3.0, 10.0, -10.0, 100.0, 1e-20, 88.5, -104.0,
          math.pi, float(np.float32(math.pi / 2)), 1e10, -1e10, 0.999999940395355, 1.00000011920929]
+
+F64_MAX = float(np.finfo(np.float64).max)
+F64_MIN = float(np.finfo(np.float64).tiny)
+F64_DENORM = 2.0 ** -1074
+
+# the first 12 and 20 are crossed with each other for 3- and 2-argument functions
+EDGES64 = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, F64_MIN, -F64_MIN, F64_DENORM, -F64_DENORM,
+           F64_MAX, -F64_MAX, math.inf, -math.inf, math.nan, 3.0, 2.5, -0.49999999999999994,
+           10.0, -10.0, 100.0, 1e-300, 709.5, -745.0, 1023.5, -1074.5, math.pi, math.pi / 2, 1e300, -1e300,
+           1 - 2.0 ** -53, 1 + 2.0 ** -52, 2.0 ** 52 - 0.5, -(2.0 ** 52 + 1), 2.0 ** 53, 0.49999999999999994,
+           -2.5, 3.5, F64_MIN * (1 - 2.0 ** -52), 2.0 ** -1022 * 1.5, 1e15 + 0.5, 6.5, -7.5, 1e-5]
+
+
+class FType:
+    """One floating-point type under test: its C name, numpy types, precision and ranges."""
+
+    def __init__(self, name, dtype, bits, mant, emax, fmin, denorm, edges, prec, config, suffix):
+        self.name, self.dtype, self.bits, self.mant, self.emax = name, dtype, bits, mant, emax
+        self.fmin, self.denorm, self.edges, self.prec, self.config = fmin, denorm, edges, prec, config
+        self.suffix = suffix  # of the check's and the kernel's names
+
+    def round(self, x):
+        """x (a float64) correctly rounded to this type."""
+        with np.errstate(all="ignore"):
+            return float(self.dtype(x))
+
+
+FLOAT = FType("float", np.float32, 32, 23, 128, F32_MIN, F32_DENORM, EDGES, 96,
+              C.CL_DEVICE_SINGLE_FP_CONFIG, "")
+DOUBLE = FType("double", np.float64, 64, 52, 1024, F64_MIN, F64_DENORM, EDGES64, 192,
+               C.CL_DEVICE_DOUBLE_FP_CONFIG, "_double")
 
 
 # --- the reference -----------------------------------------------------------------------------------
@@ -126,12 +160,41 @@ def _pow64(x, y):
         return -math.inf if x < 0 and odd else math.inf
 
 
+def _round64(x):
+    """round(): half-way cases away from zero, exactly (x + 0.5 is not exact in double)."""
+    if not math.isfinite(x) or abs(x) >= 2.0 ** 52:
+        return x
+    r = math.floor(abs(x))
+    if abs(x) - r >= 0.5:  # exact: both are doubles of the same binade or r is 0
+        r += 1
+    return math.copysign(float(r), x)
+
+
+def _fma64(a, b, c):
+    """fma where an argument is zero or special: exact, with IEEE's sign of an exact zero sum."""
+    if not all(math.isfinite(v) for v in (a, b, c)):
+        with np.errstate(all="ignore"):
+            return float(np.float64(a) * np.float64(b) + np.float64(c))
+    p = mp.fmul(a, b, exact=True)
+    v = mp.fadd(p, c, exact=True)
+    if v != 0:
+        return v
+    if p == 0 and c == 0:  # (+-0) + (+-0): -0 only when both are -0
+        neg_p = (math.copysign(1, a) < 0) != (math.copysign(1, b) < 0)
+        return -0.0 if neg_p and math.copysign(1, c) < 0 else 0.0
+    return 0.0  # an exact cancellation rounds to +0
+
+
 def _uniform(lo, hi):
     return lambda rng, n: rng.uniform(lo, hi, n)
 
 
 def _positive(rng, n):
     return np.exp(rng.uniform(-80, 80, n))
+
+
+def _positive64(rng, n):
+    return np.exp(rng.uniform(-700, 700, n))
 
 
 # name: arity, ulp bound, mpmath reference, float64 reference (special values), domain sampler
@@ -174,8 +237,7 @@ FUNCTIONS = {
     "ceil": (1, 0, _exact(None), _np(np.ceil), _uniform(-100, 100)),
     "trunc": (1, 0, _exact(None), _np(np.trunc), _uniform(-100, 100)),
     "rint": (1, 0, _exact(None), _np(np.rint), _uniform(-100, 100)),
-    "round": (1, 0, _exact(None), _np(lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x)
-                                      if np.abs(x) < 2 ** 52 else x), _uniform(-100, 100)),
+    "round": (1, 0, _exact(None), _round64, _uniform(-100, 100)),
     "atan2": (2, 6, mp and (lambda y, x: mp.atan2(y, x) if (x or y) else mp_raise()), _np(np.arctan2),
               _uniform(-100, 100)),
     "pow": (2, 16, mp and _pow, _pow64, _uniform(-20, 20)),
@@ -188,38 +250,99 @@ FUNCTIONS = {
     "fmax": (2, 0, _exact(None), _np(np.fmax), _uniform(-100, 100)),
     "copysign": (2, 0, _exact(None), _np(np.copysign), _uniform(-100, 100)),
     "fma": (3, 0, mp and (lambda a, b, c: mp.fadd(mp.fmul(a, b, exact=True), c, exact=True)),
-            _np(lambda a, b, c: a * b + c), _uniform(-100, 100)),
+            _fma64, _uniform(-100, 100)),
 }
+
+# where the double table differs from the single one (for these functions): sqrt is correctly rounded
+DOUBLE_BOUNDS = {"sqrt": 0}
+
+# double domains where the float one is about float's range
+DOUBLE_DOMAINS = {
+    "sinh": _uniform(-711, 711), "cosh": _uniform(-711, 711), "exp": _uniform(-746, 710),
+    "exp2": _uniform(-1076, 1025), "exp10": _uniform(-324, 309), "expm1": _uniform(-40, 710),
+    "log": _positive64, "log2": _positive64, "log10": _positive64, "sqrt": _positive64,
+    "rsqrt": _positive64, "logb": _positive64, "tgamma": _uniform(-20, 172), "sin": _uniform(-1e4, 1e4),
+    "cos": _uniform(-1e4, 1e4), "pow": _uniform(-40, 40), "hypot": _uniform(-1e200, 1e200),
+}
+
+
+def bound_of(name, ty=FLOAT):
+    """The spec's ulp bound of name on ty (0: exact or correctly rounded)."""
+    b = FUNCTIONS[name][1]
+    return DOUBLE_BOUNDS.get(name, b) if ty is DOUBLE else b
+
+
+def domain_of(name, ty=FLOAT):
+    d = FUNCTIONS[name][4]
+    return DOUBLE_DOMAINS.get(name, d) if ty is DOUBLE else d
 
 
 def mp_raise():
     raise ValueError("special")
 
 
-def reference(name, args):
-    """The exact value of name(args) as an mpf, or a float64 for special cases (inf/nan/poles)."""
+# inputs past which the result is 0, +-1, +-2 or +-inf in any precision (float64's answer is exact
+# there): mpmath would take seconds on exp(1e300) and friends
+_HUGE = {"exp": 2000, "exp2": 2000, "exp10": 2000, "expm1": 2000, "sinh": 2000, "cosh": 2000,
+         "erf": 30, "erfc": 30}
+
+
+def _saturated(name, args):
+    lim = _HUGE.get(name)
+    if lim is not None:
+        return abs(args[0]) > lim
+    if name == "tgamma":
+        return args[0] > 200
+    if name == "pow":  # |x^y| beyond 2^+-4000
+        x, y = args
+        return x != 0 and abs(y) * abs(math.log2(abs(x))) > 4000
+    return False
+
+
+def _exact_zero(name, args):
+    """The signed zero of an exact zero result on finite nonzero inputs (spec: sinpi(-n) = -0,
+    tanpi(n) = copysign(0, n) for even n and copysign(0, -n) for odd n; log(1), acos(1),
+    cospi(n + 1/2), an exact fma cancellation ... = +0)."""
+    x = args[0]
+    if name == "sinpi":
+        return math.copysign(0.0, x)
+    if name == "tanpi":
+        return math.copysign(0.0, x if math.fmod(x, 2) == 0 else -x)
+    return 0.0
+
+
+def reference(name, args, ty=FLOAT):
+    """The exact value of name(args) as an mpf (ty.prec bits), or a float64 for special cases
+    (inf/nan/poles) and for the functions exact in float64 (on double inputs too: floor, fmod...)."""
     arity, _, mpfn, f64, _ = FUNCTIONS[name]
-    if all(math.isfinite(a) and a != 0 for a in args) and not hasattr(mpfn, "f64"):
+    if all(math.isfinite(a) and a != 0 for a in args) and not hasattr(mpfn, "f64") and \
+            not _saturated(name, args):
         try:
-            with mp.workprec(96):
+            with mp.workprec(ty.prec):
                 v = mpfn(*[mp.mpf(a) for a in args])
             if isinstance(v, mpmath.mpf) and mp.isfinite(v):
-                return v
-        except (ValueError, ZeroDivisionError):
+                return v if v != 0 else _exact_zero(name, args)
+        except (ValueError, ZeroDivisionError, OverflowError):  # mpmath's erfc(1e300) overflows
             pass
     return f64(*args)
 
 
-def ulp_of(exact):
-    a = abs(float(exact)) if not isinstance(exact, float) else abs(exact)
-    if a < F32_MIN:
-        return 2.0 ** -149
-    e = math.frexp(a)[1] - 1
-    return 2.0 ** (min(e, 127) - 23)
+def ulp_of(exact, ty=FLOAT):
+    """ulp(exact) in ty: 2^(e - mant) for 2^e <= |exact| < 2^(e+1), the denormal step below ty.fmin."""
+    if isinstance(exact, float):
+        a = abs(exact)
+        if a < ty.fmin:
+            return ty.denorm
+        e = math.frexp(a)[1] - 1
+    else:
+        if abs(exact) < ty.fmin:
+            return ty.denorm
+        e = int(mp.frexp(exact)[1]) - 1  # of the mpf itself: float() could round it up a binade
+    return 2.0 ** (min(e, ty.emax - 1) - ty.mant)
 
 
-def ulp_error(got, exact):
-    """Error of the float32 `got` against `exact` (mpf or float64) in float32 ulps."""
+def ulp_error(got, exact, ty=FLOAT):
+    """Error of the ty value `got` against `exact` (mpf or float64) in ulps of ty."""
     got = float(got)
     if isinstance(exact, float) and (math.isnan(exact) or math.isinf(exact)):
         if math.isnan(exact):
@@ -227,68 +350,78 @@ def ulp_error(got, exact):
         return 0.0 if got == exact else math.inf
     if math.isnan(got):
         return math.inf
-    ex = mp.mpf(exact)
-    if math.isinf(got):  # an overflow: exact at or past 2^128 rounds to infinity
-        if abs(ex) >= mp.mpf(2) ** 128 and (ex > 0) == (got > 0):
-            return 0.0
-        g = mp.mpf(2) ** 128 * (1 if got > 0 else -1)
-        return float(abs(g - ex) / ulp_of(ex))
-    return float(abs(mp.mpf(got) - ex) / ulp_of(ex))
+    with mp.workprec(ty.prec):
+        ex = mp.mpf(exact)
+        top = mp.mpf(2) ** ty.emax
+        if math.isinf(got):  # an overflow: exact at or past 2^emax rounds to infinity
+            if abs(ex) >= top and (ex > 0) == (got > 0):
+                return 0.0
+            g = top * (1 if got > 0 else -1)
+            return float(abs(g - ex) / ulp_of(ex, ty))
+        return float(abs(mp.mpf(got) - ex) / ulp_of(ex, ty))
 
 
-def _flush(x):
-    return math.copysign(0.0, x) if x != 0 and abs(x) < F32_MIN and math.isfinite(x) else x
+def _flush(x, ty=FLOAT):
+    return math.copysign(0.0, x) if x != 0 and abs(x) < ty.fmin and math.isfinite(x) else x
 
 
-def acceptable(name, got, exact, bound):
+def acceptable(name, got, exact, bound, ty=FLOAT):
     """(ok, error in ulps). A float64 `exact` is representable or special: bound-0 functions and
     zeros must match it exactly (sign of zero included, but for fmin/fmax); an mpf `exact` is
     met within max(bound, 0.5) ulp (a correctly rounded result is within 0.5)."""
-    err = ulp_error(got, exact)
+    err = ulp_error(got, exact, ty)
     if isinstance(exact, float):
         if math.isnan(exact) or math.isinf(exact):
             return err == 0, err
         if bound == 0 or exact == 0:
-            with np.errstate(all="ignore"):
-                rounded = float(np.float32(exact))  # correctly rounded: fdim(x, y) is x - y rounded
+            rounded = ty.round(exact)  # correctly rounded: fdim(x, y) is x - y rounded
             same_zero_sign = rounded != 0 or math.copysign(1, got) == math.copysign(1, rounded) or \
                 name in ("fmin", "fmax")
             return got == rounded and same_zero_sign, err
         return err <= bound, err
+    if bound == 0 and got == 0 and (math.copysign(1, got) < 0) != (exact < 0):
+        return False, err  # correctly rounded: a tiny result rounds to the zero of its sign
     return err <= max(bound, 0.5), err
 
 
-def judge(name, args, got, bound, ftz):
-    """(ok, error in ulps, the reference as text) of got = name(*args)."""
-    exact = reference(name, args)
-    ok, err = acceptable(name, got, exact, bound)
+def judge(name, args, got, bound, ftz, ty=FLOAT):
+    """(ok, error in ulps, the reference as text) of got = name(*args) computed in ty."""
+    exact = reference(name, args, ty)
+    ok, err = acceptable(name, got, exact, bound, ty)
     if not ok and ftz:
-        if got == 0 and not isinstance(exact, float) and abs(exact) < F32_MIN:
+        if got == 0 and not isinstance(exact, float) and abs(exact) < ty.fmin:
             return True, err, ""
-        flushed = [_flush(a) for a in args]
+        flushed = [_flush(a, ty) for a in args]
         if flushed != args:
-            e2 = reference(name, flushed)
-            ok2, _ = acceptable(name, got, e2, bound)
-            if ok2 or (got == 0 and math.isfinite(float(e2)) and abs(float(e2)) < F32_MIN):
+            e2 = reference(name, flushed, ty)
+            ok2, _ = acceptable(name, got, e2, bound, ty)
+            if ok2 or (got == 0 and math.isfinite(float(e2)) and abs(float(e2)) < ty.fmin):
                 return True, err, ""
-    shown = mpmath.nstr(exact, 12) if not isinstance(exact, float) else repr(exact)
+    digits = 12 if ty is FLOAT else 20
+    shown = mpmath.nstr(exact, digits) if not isinstance(exact, float) else repr(exact)
     return ok, err, shown
 
 
-def inputs(name, env, n):
+def inputs(name, env, n, ty=FLOAT):
     """(list of argument tuples) for name: edge values, random bit patterns, the domain."""
-    arity, _, _, _, domain = FUNCTIONS[name]
-    rng = np.random.default_rng(env.seed + sum(map(ord, name)))
+    arity = FUNCTIONS[name][0]
+    domain = domain_of(name, ty)
+    rng = np.random.default_rng(env.seed + sum(map(ord, name)) + (7 if ty is DOUBLE else 0))
     cols = []
     for _ in range(arity):
-        bits = rng.integers(0, 2 ** 32, n // 2, dtype=np.uint64).astype(np.uint32).view(np.float32)
-        dom = np.asarray(domain(rng, n - n // 2), dtype=np.float32)
+        if ty is DOUBLE:
+            bits = rng.integers(0, 2 ** 63, n // 2, dtype=np.uint64)
+            bits |= rng.integers(0, 2, n // 2, dtype=np.uint64) << np.uint64(63)
+            bits = bits.view(np.float64)
+        else:
+            bits = rng.integers(0, 2 ** 32, n // 2, dtype=np.uint64).astype(np.uint32).view(np.float32)
+        dom = np.asarray(domain(rng, n - n // 2), dtype=ty.dtype)
         col = np.concatenate([bits, dom])
         rng.shuffle(col)
         cols.append([float(x) for x in col if math.isfinite(float(x))])
     m = min(len(c) for c in cols)
     cases = [tuple(c[i] for c in cols) for i in range(m)]
-    edges = [float(np.float32(e)) for e in EDGES]
+    edges = [ty.round(e) for e in ty.edges]
     if arity == 1:
         cases += [(e,) for e in edges]
     elif arity == 2:
@@ -303,79 +436,90 @@ def inputs(name, env, n):
 SIGNATURES = {1: "x[i]", 2: "x[i], y[i]", 3: "x[i], y[i], z[i]"}
 
 
-def kernel_source(names):
-    out = []
+def kernel_source(names, ty=FLOAT):
+    out = ["#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"] if ty is DOUBLE else []
+    T = ty.name
     for name in names:
         args = SIGNATURES[FUNCTIONS[name][0]]
-        out.append(f"__kernel void m_{name}(__global const float *x, __global const float *y, "
-                   f"__global const float *z, __global float *o)\n"
+        out.append(f"__kernel void m_{name}{ty.suffix}(__global const {T} *x, __global const {T} *y, "
+                   f"__global const {T} *z, __global {T} *o)\n"
                    f"{{ size_t i = get_global_id(0); o[i] = {name}({args}); }}\n")
     return "".join(out)
 
 
-def _kernel(env, t, name):
+def _kernel(env, t, name, ty=FLOAT):
     """The kernel m_<name>, from one program of every function when it builds, else alone."""
     cache = env.__dict__.setdefault("_math_cache", {})
-    if "all" not in cache:
+    if ty.name not in cache:
         from .framework import T
         keeper = T()  # programs live for the whole run: released by no check
         try:
-            cache["all"] = env.program(keeper, kernel_source(list(FUNCTIONS)), "")
+            cache[ty.name] = env.program(keeper, kernel_source(list(FUNCTIONS), ty), "")
         except Exception:
-            cache["all"] = None
-    prog = cache["all"] or env.program(t, kernel_source([name]), "")
-    return env.kernel(t, prog, f"m_{name}")
+            cache[ty.name] = None
+    prog = cache[ty.name] or env.program(t, kernel_source([name], ty), "")
+    return env.kernel(t, prog, f"m_{name}{ty.suffix}")
 
 
-def run_function(env, t, name):
-    arity, bound, _, _, _ = FUNCTIONS[name]
+def has_fp64(env):
+    return "cl_khr_fp64" in env.extensions
+
+
+def run_function(env, t, name, ty=FLOAT):
+    if ty is DOUBLE and not has_fp64(env):
+        t.skip("the device does not report cl_khr_fp64")
+    arity = FUNCTIONS[name][0]
+    bound = bound_of(name, ty)
     n = env.samples(256, 4096)
-    cases = inputs(name, env, n)
-    k = _kernel(env, t, name)
+    cases = inputs(name, env, n, ty)
+    k = _kernel(env, t, name, ty)
     m = len(cases)
-    cols = [np.array([c[j] if j < arity else 0.0 for c in cases], dtype=np.float32) for j in range(3)]
+    cols = [np.array([c[j] if j < arity else 0.0 for c in cases], dtype=ty.dtype) for j in range(3)]
     bufs = []
     import ctypes
     for col in cols:
         host = ctypes.create_string_buffer(col.tobytes(), col.nbytes)
         bufs.append(env.buffer(t, col.nbytes, C.CL_MEM_READ_ONLY | C.CL_MEM_COPY_HOST_PTR, host))
-    out = env.buffer(t, 4 * m)
+    size = np.dtype(ty.dtype).itemsize
+    out = env.buffer(t, size * m)
     env.set_args(t, k, *[("mem", b) for b in bufs], ("mem", out))
     env.enqueue(t, k, (m,))
-    got = np.frombuffer(env.read(t, out, 4 * m), dtype=np.float32)
-    ftz = not env.device_info(C.CL_DEVICE_SINGLE_FP_CONFIG, "ulong") & C.CL_FP_DENORM
-    return check_results(t, name, cases, got, bound, ftz)
+    got = np.frombuffer(env.read(t, out, size * m), dtype=ty.dtype)
+    ftz = not env.device_info(ty.config, "ulong") & C.CL_FP_DENORM
+    return check_results(t, name, cases, got, bound, ftz, ty)
 
 
-def check_results(t, name, cases, got, bound, ftz=False):
+def check_results(t, name, cases, got, bound, ftz=False, ty=FLOAT):
     """Judge every result; report the worst few with their inputs. Returns the max error seen."""
     bad = []
     worst = 0.0
     for args, g in zip(cases, got):
-        args = [float(np.float32(a)) for a in args]
-        ok, err, ref = judge(name, args, float(g), bound, ftz)
+        args = [ty.round(a) for a in args]
+        ok, err, ref = judge(name, args, float(g), bound, ftz, ty)
         if not ok:
             bad.append((err, args, float(g), ref))
         elif math.isfinite(err):
             worst = max(worst, err)
     bad.sort(key=lambda b: -b[0] if math.isfinite(b[0]) else -1e300)
+    label = name if ty is FLOAT else f"{name} ({ty.name})"
     for err, args, g, ref in bad[:4]:
         a = ", ".join(repr(x) for x in args)
-        t.true(False, f"{name}({a}) = {g!r} ({g.hex()}); reference {ref}; error "
+        t.true(False, f"{label}({a}) = {g!r} ({g.hex()}); reference {ref}; error "
                       f"{'inf' if math.isinf(err) else f'{err:.2f}'} ulp, {bound} allowed")
     if len(bad) > 4:
-        t.true(False, f"{name}: {len(bad)} of {len(cases)} results out of bounds")
+        t.true(False, f"{label}: {len(bad)} of {len(cases)} results out of bounds")
     if not bad:
         t.note(f"max error {worst:.2f} ulp of {bound}")
     return worst
 
 
-def _make(name):
+def _make(name, ty):
     def fn(env, t):
-        run_function(env, t, name)
-    fn.__doc__ = f"{name}: within {FUNCTIONS[name][1]} ulp on edge values and sampled inputs"
+        run_function(env, t, name, ty)
+    fn.__doc__ = f"{name} on {ty.name}: within {bound_of(name, ty)} ulp on edge values and sampled inputs"
     return fn
 
 
-for _name in FUNCTIONS:
-    CATEGORY.check(_make(_name), name=_name)
+for _ty in (FLOAT, DOUBLE):
+    for _name in FUNCTIONS:
+        CATEGORY.check(_make(_name, _ty), name=_name + _ty.suffix)

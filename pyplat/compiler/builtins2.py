@@ -164,6 +164,32 @@ def lower2(g, n, name):
         ity = ir.VectorType(it, t.count) if t.is_vector else it
         cst = (lambda v: ir.Constant(ity, [v] * t.count)) if t.is_vector else (lambda v: ir.Constant(ity, v))
         return b.bitcast(b.or_(b.and_(c, cst(mask)), cst(qnan)), t.llvm())
+    if name == "cbrt" and elem(t).bits == 64:
+        (xv,) = B.shaped(g, n)
+        cb = cfun(g, "cbrt", F64, [F64])
+        fma = g.mg.intrinsic("llvm.fma.f64", F64, [F64, F64, F64])
+        c = lambda v: ir.Constant(F64, v)  # noqa: E731
+
+        def one_cbrt(x):
+            # glibc's cbrt is off by up to ~3 ulp (the spec allows 2): one Newton step y - r/(3y^2)
+            # on the residual r = y^3 - x taken in double-double; x scaled by 2^(-+900) (y by
+            # 2^(-+300), exactly) where y^3 would overflow or lose bits as a denormal
+            ax = B.intr(g, "fabs", T.DOUBLE, [x])
+            small = b.fcmp_ordered("<", ax, c(2.0 ** -900))
+            large = b.fcmp_ordered(">", ax, c(2.0 ** 900))
+            sc = b.select(small, c(2.0 ** 900), b.select(large, c(2.0 ** -900), c(1.0)))
+            back = b.select(small, c(2.0 ** -300), b.select(large, c(2.0 ** 300), c(1.0)))
+            xs = b.fmul(x, sc)
+            y = b.call(cb, [xs])
+            y2 = b.fmul(y, y)
+            y2l = b.call(fma, [y, y, b.fneg(y2)])
+            y3 = b.fmul(y2, y)
+            y3l = b.fadd(b.call(fma, [y2, y, b.fneg(y3)]), b.fmul(y2l, y))
+            r = b.fadd(b.fsub(y3, xs), y3l)
+            yn = b.fsub(y, b.fdiv(r, b.fmul(c(3.0), y2)))
+            ok = b.and_(b.fcmp_ordered(">", ax, c(0.0)), b.fcmp_ordered("<", ax, c(math.inf)))
+            return b.fmul(b.select(ok, yn, y), back)
+        return per_element(g, t, one_cbrt, xv)
     if name in ("sinpi", "cospi", "tanpi", "asinpi", "acospi", "atanpi", "atan2pi"):
         xs = B.shaped(g, n)
         e = elem(t)
@@ -176,13 +202,27 @@ def lower2(g, n, name):
             ad = [b.fpext(v, F64) if e.bits == 32 else v for v in a]
             if name in ("sinpi", "cospi", "tanpi"):
                 x = ad[0]
-                # reduce exactly: r = x - 2*round(x/2) in [-1, 1]
+                # reduce exactly: r = x - 2*round(x/2) in [-1, 1], then r = f + k/2 with f in
+                # [-1/4, 1/4] and k in -2..2 (exact too): sin and cos of pi*f only, so no
+                # cancellation near the zeros (pi*r next to pi is off by pi's rounding, which
+                # is the whole result there in double)
+                rint = g.mg.intrinsic("llvm.rint.f64", F64, [F64])
                 half = b.fmul(x, ir.Constant(F64, 0.5))
-                rr = b.call(g.mg.intrinsic("llvm.rint.f64", F64, [F64]), [half])
+                rr = b.call(rint, [half])
                 r = b.fsub(x, b.fmul(rr, ir.Constant(F64, 2.0)))
-                arg = b.fmul(r, ir.Constant(F64, math.pi))
+                k = b.call(rint, [b.fmul(r, ir.Constant(F64, 2.0))])
+                f = b.fsub(r, b.fmul(k, ir.Constant(F64, 0.5)))
+                arg = b.fmul(f, ir.Constant(F64, math.pi))
+                sa, ca = b.call(dfn("sin"), [arg]), b.call(dfn("cos"), [arg])
+                ak = b.call(g.mg.intrinsic("llvm.fabs.f64", F64, [F64]), [k])
+                odd = b.fcmp_ordered("==", ak, ir.Constant(F64, 1.0))
+                two = b.fcmp_ordered("==", ak, ir.Constant(F64, 2.0))
+                kneg = b.fcmp_ordered("<", k, ir.Constant(F64, 0.0))
+                # sin(pi(f + k/2)): k=0 sin, 1 cos, -1 -cos, +-2 -sin; cos: k=0 cos, 1 -sin, -1 sin, +-2 -cos
+                spi = b.select(odd, b.select(kneg, b.fneg(ca), ca), b.select(two, b.fneg(sa), sa))
+                cpi = b.select(odd, b.select(kneg, sa, b.fneg(sa)), b.select(two, b.fneg(ca), ca))
                 if name == "sinpi":
-                    v = b.call(dfn("sin"), [arg])
+                    v = spi
                     v = b.select(b.fcmp_ordered("==", r, ir.Constant(F64, 0.0)),
                                  b.call(g.mg.intrinsic("llvm.copysign.f64", F64, [F64, F64]),
                                         [ir.Constant(F64, 0.0), x]), v)
@@ -191,11 +231,11 @@ def lower2(g, n, name):
                                  b.call(g.mg.intrinsic("llvm.copysign.f64", F64, [F64, F64]),
                                         [ir.Constant(F64, 0.0), x]), v)
                 elif name == "cospi":
-                    v = b.call(dfn("cos"), [arg])
+                    v = cpi
                     ar = b.call(g.mg.intrinsic("llvm.fabs.f64", F64, [F64]), [r])
                     v = b.select(b.fcmp_ordered("==", ar, ir.Constant(F64, 0.5)), ir.Constant(F64, 0.0), v)
                 else:
-                    v = b.fdiv(b.call(dfn("sin"), [arg]), b.call(dfn("cos"), [arg]))
+                    v = b.fdiv(spi, cpi)
                     # exact cases (IEEE 754 tanPi): n + 1/2 -> +inf for even n, -inf for odd n
                     # (the sign of r); even n -> copysign(0, n); odd n -> copysign(0, -n)
                     sign = g.mg.intrinsic("llvm.copysign.f64", F64, [F64, F64])
