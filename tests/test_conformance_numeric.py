@@ -9,14 +9,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from conformance import cat_conversions as CV  # noqa: E402
 from conformance import cat_integer_ops as IO  # noqa: E402
-from conformance import runner  # noqa: E402
-from conformance.framework import T, Check, run_check  # noqa: E402
+from conformance.framework import T, run_check  # noqa: E402
 
 
 # --- conversions: the reference ----------------------------------------------------------------------
@@ -243,15 +241,7 @@ def test_broadcast_variant_uses_the_first_element():
 
 # --- PoCL behind a compiler that rewrites the source --------------------------------------------------
 
-@pytest.fixture(scope="module")
-def env():
-    args = runner.parser().parse_args(["--platform", "Portable", "--quick"])
-    try:
-        e = runner.select_env(args)
-    except (SystemExit, OSError) as ex:
-        pytest.skip(f"no PoCL platform to run the checks against: {ex}")
-    yield e
-    e.close()
+from conformance_support import env  # noqa: E402,F401 (fixture)
 
 
 class Rewriting:

@@ -19,37 +19,7 @@ from conformance import clapi as C  # noqa: E402
 from conformance.framework import Check, run_check  # noqa: E402
 
 
-class Lying:
-    def __init__(self, real, **replaced):
-        self._real, self._replaced = real, replaced
-
-    def __getattr__(self, name):
-        if name in self._replaced:
-            return self._replaced[name]
-        return getattr(self._real, name)
-
-
-@pytest.fixture(scope="module")
-def env():
-    args = runner.parser().parse_args(["--platform", "Portable", "--quick"])
-    try:
-        e = runner.select_env(args)
-    except (SystemExit, OSError) as ex:
-        pytest.skip(f"no PoCL platform to run the checks against: {ex}")
-    yield e
-    e.close()
-
-
-@pytest.fixture
-def lying(env):
-    real = env.cl
-
-    def install(**replaced):
-        env.cl = Lying(real, **replaced)
-        return env
-
-    yield install
-    env.cl = real
+from conformance_support import env, lying  # noqa: E402,F401 (fixtures)
 
 
 def run(fn, env, category=cat_atomics.CATEGORY):
