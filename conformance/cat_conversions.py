@@ -19,14 +19,13 @@ import struct
 import numpy as np
 
 from . import clapi as C
-from .framework import Category
+from .framework import INTEGER_TYPES, Category, int_limits, wrap_int
 
 CATEGORY = Category("conversions", "convert_T[_sat][_rte|_rtz|_rtp|_rtn] on every type pair, implicit "
                                    "conversions, as_T")
 check = CATEGORY.check
 
-INT_TYPES = {"char": (8, True), "uchar": (8, False), "short": (16, True), "ushort": (16, False),
-             "int": (32, True), "uint": (32, False), "long": (64, True), "ulong": (64, False)}
+INT_TYPES = INTEGER_TYPES
 FLOAT_FORMATS = {"float": (24, -126, 127), "double": (53, -1022, 1023)}  # precision, emin, emax
 TYPES = list(INT_TYPES) + list(FLOAT_FORMATS)
 NP = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16, "int": np.int32,
@@ -36,17 +35,7 @@ WIDTHS = [2, 3, 4, 8, 16]
 UNDEFINED = object()
 
 
-def int_range(name):
-    bits, signed = INT_TYPES[name]
-    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
-
-
-def wrap(v, name):
-    bits, signed = INT_TYPES[name]
-    v &= (1 << bits) - 1
-    if signed and v >> (bits - 1):
-        v -= 1 << bits
-    return v
+int_range, wrap = int_limits, wrap_int
 
 
 def modes(dst):

@@ -17,30 +17,19 @@ import re
 import numpy as np
 
 from . import clapi as C
-from .framework import Category
+from .framework import INTEGER_TYPES, Category, int_limits, wrap_int
 
 CATEGORY = Category("integer_ops", "integer builtins and operators on every integer type, scalar and vectors")
 check = CATEGORY.check
 
-TYPES = {"char": (8, True), "uchar": (8, False), "short": (16, True), "ushort": (16, False),
-         "int": (32, True), "uint": (32, False), "long": (64, True), "ulong": (64, False)}
+TYPES = INTEGER_TYPES
 NP = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16, "int": np.int32,
       "uint": np.uint32, "long": np.int64, "ulong": np.uint64}
 WIDTHS = [1, 2, 3, 4, 8, 16]
 UNDEF = None
 
 
-def rng_of(name):
-    bits, signed = TYPES[name]
-    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
-
-
-def wrap(v, name):
-    bits, signed = TYPES[name]
-    v &= (1 << bits) - 1
-    if signed and v >> (bits - 1):
-        v -= 1 << bits
-    return v
+rng_of, wrap = int_limits, wrap_int
 
 
 def unsigned(name):

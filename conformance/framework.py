@@ -408,3 +408,24 @@ class Env:
         self.set_args(t, k, *[("mem", b) for b in bufs], ("mem", out), *extra_args)
         self.enqueue(t, k, global_size, local_size)
         return self.read(t, out, out_nbytes)
+
+
+# --- OpenCL C integer types (name -> (bits, signed)), shared by the integer categories ------------
+
+INTEGER_TYPES = {"char": (8, True), "uchar": (8, False), "short": (16, True), "ushort": (16, False),
+                 "int": (32, True), "uint": (32, False), "long": (64, True), "ulong": (64, False)}
+
+
+def int_limits(name):
+    """(min, max) of an OpenCL C integer type."""
+    bits, signed = INTEGER_TYPES[name]
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+
+
+def wrap_int(v, name):
+    """A Python int reduced modulo 2**bits into the type's range (two's complement)."""
+    bits, signed = INTEGER_TYPES[name]
+    v &= (1 << bits) - 1
+    if signed and v >> (bits - 1):
+        v -= 1 << bits
+    return v
