@@ -696,6 +696,7 @@ cdef struct pool_t:
     long rr
     long work
     long sleepers
+    long spinning                # idle workers still looking for work (not asleep)
     pthread_mutex_t idle_lock
     pthread_cond_t idle_cv
     pthread_mutex_t board_lock
@@ -758,7 +759,11 @@ cdef void pool_ready(driver_t *d, cmd_t *c) noexcept nogil:
     else:
         i = pp_add(&p.rr, 1) % p.nworkers
         push(&p.workers[i], c)
-        pool_wake(p, 0)
+        # A worker still spinning will steal it: waking a sleeper would cost this (host) thread
+        # a futex call per command. No wake-up is lost: p.work was raised before this test,
+        # and a worker leaving the spin phase re-reads it under idle_lock before sleeping.
+        if pp_load(&p.spinning) == 0:
+            pool_wake(p, 0)
 
 
 cdef void board_remove(pool_t *p, cmd_t *c) noexcept nogil:
@@ -789,7 +794,15 @@ cdef void participate(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
         board_remove(p, c)
 
 
-cdef int board_work(pool_t *p, worker_t *w) noexcept nogil:
+cdef void stop_spinning(pool_t *p) noexcept nogil:
+    """An idle worker found work: it no longer counts as spinning. If more work is waiting, wake
+    a sleeper, since pool_ready may have skipped that while this worker was spinning."""
+    pp_add(&p.spinning, -1)
+    if pp_load(&p.work) > 1:
+        pool_wake(p, 0)
+
+
+cdef int board_work(pool_t *p, worker_t *w, int spinning) noexcept nogil:
     cdef cmd_t *c = NULL
     cdef long i
     if pp_load(&p.n_board) == 0:
@@ -803,6 +816,8 @@ cdef int board_work(pool_t *p, worker_t *w) noexcept nogil:
     pthread_mutex_unlock(&p.board_lock)
     if c == NULL:
         return 0
+    if spinning:
+        stop_spinning(p)
     participate(p, w, c)
     cmd_decref(c)
     return 1
@@ -856,30 +871,40 @@ cdef void *worker_main(void *arg) noexcept nogil:
     cdef pool_t *p = <pool_t *>w.pool
     cdef cmd_t *c
     cdef long idle = 0
-    cdef int k
+    cdef int k, spinning = 0
     cdef timespec ts
     pp_worker_id = w.id
     pp_worker_pool = p
     while True:
-        if board_work(p, w):
+        if board_work(p, w, spinning):      # (it leaves the spinners first)
+            if spinning:
+                spinning = 0
             idle = 0
             continue
         c = pop(w)
         if c == NULL:
             c = steal(p, w)
         if c != NULL:
+            if spinning:
+                stop_spinning(p)
+                spinning = 0
             pp_add(&p.work, -1)
             pool_execute(p, w, c)
             idle = 0
             continue
         # Back off: spin, then yield, then sleep until woken (busy workers never wait for us).
         idle += 1
+        if not spinning:
+            pp_add(&p.spinning, 1)
+            spinning = 1
         if idle < SPIN:
             for k in range(8):
                 pp_pause()
         elif idle < SPIN + YIELDS:
             sched_yield()
         else:
+            pp_add(&p.spinning, -1)             # before the work test below: see pool_ready
+            spinning = 0
             pthread_mutex_lock(&p.idle_lock)
             pp_add(&p.sleepers, 1)
             if pp_load(&p.work) <= 0:
