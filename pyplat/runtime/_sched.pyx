@@ -759,10 +759,11 @@ cdef void pool_ready(driver_t *d, cmd_t *c) noexcept nogil:
     else:
         i = pp_add(&p.rr, 1) % p.nworkers
         push(&p.workers[i], c)
-        # A worker still spinning will steal it: waking a sleeper would cost this (host) thread
-        # a futex call per command. No wake-up is lost: p.work was raised before this test,
-        # and a worker leaving the spin phase re-reads it under idle_lock before sleeping.
-        if pp_load(&p.spinning) == 0:
+        # While idle workers still spinning outnumber the waiting commands, they will steal
+        # this one: waking a sleeper would cost this (host) thread a futex call per command.
+        # No wake-up is lost: p.work was raised before this test, and a worker leaving the spin
+        # phase re-reads it under idle_lock before sleeping.
+        if pp_load(&p.work) > pp_load(&p.spinning):
             pool_wake(p, 0)
 
 
