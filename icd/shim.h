@@ -96,7 +96,6 @@ struct pyplat_handle {
     uint32_t magic;
     uint32_t kind;
     uint64_t serial;
-    void *object;       /* the core Python object (read by the runtime's fast path, GIL held) */
 };
 
 /* Cheap check usable by C fast paths: is `p` a live PyPlat handle of `kind`? (A pointer to

@@ -116,6 +116,10 @@ def test_native_launches_follow_arguments_sizes_and_wait_lists(env):
     bad = (ctypes.c_size_t * 1)(12345)
     g = (ctypes.c_size_t * 1)(n)
     assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 1, addr(bad), 0) == cl.CL_INVALID_EVENT_WAIT_LIST
+    # the same with the launch's validated sizes: the native path must not read a foreign pointer
+    lo = (ctypes.c_size_t * 1)(64)
+    assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), addr(lo), 1, addr(bad), 0) == \
+        cl.CL_INVALID_EVENT_WAIT_LIST
     assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 1, 0, 0) == cl.CL_INVALID_EVENT_WAIT_LIST
     assert info_u32(CL.clGetEventInfo, events[-1], cl.CL_EVENT_COMMAND_EXECUTION_STATUS) != cl.CL_COMPLETE
     assert CL.clSetUserEventStatus(user, cl.CL_COMPLETE) == 0

@@ -118,14 +118,14 @@ def direct_entries():
     load_all()
     direct = _entries.configure(IMPLEMENTED, CLError, _report)
     if os.environ.get("PYPLAT_FAST_PATH", "1") != "0":
-        from pyplat.api.enqueue import adopt_native_event, fast_path_event
+        from pyplat.api.enqueue import adopt_native_event
+        from pyplat.core.event import Event
+        from pyplat.core.kernel import Kernel
+        from pyplat.core.queue import CommandQueue
         from pyplat.runtime import _sched
-        direct.update(_sched.configure_fast_path(
-            handles.MAGIC, handles.QUEUE, handles.KERNEL, handles.EVENT,
-            IMPLEMENTED["clEnqueueNDRangeKernel"], fast_path_event, CLError, _report))
-        direct.update(_sched.configure_native_events(
-            handles.dispatch_address(), handles.DEAD, IMPLEMENTED["clRetainEvent"],
-            IMPLEMENTED["clReleaseEvent"]))
+        _entries.use_fast_path(_sched.configure_fast_path(
+            handles.registry(), CommandQueue, Kernel, Event, handles.dispatch_address(), handles.MAGIC,
+            handles.DEAD, handles.EVENT))
         handles.adopter = lambda address: _sched.adopt_event(address, adopt_native_event)
         handles.forget_native = _sched.forget_native_handle
     slots = {}

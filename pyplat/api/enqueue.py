@@ -310,11 +310,6 @@ def choose_local_size(global_size, limit, item_limits):
     return local
 
 
-def fast_path_event(queue, command):
-    """The runtime's native fast path asks for the event of a kernel command it launched."""
-    return handles.handle_of(Event(queue.context, queue, cl.CL_COMMAND_NDRANGE_KERNEL, command), handles.EVENT)
-
-
 def adopt_native_event(queue, command, reference_count):
     """The core Event of an event the fast path made natively, when Python first needs it."""
     ev = Event(queue.context, queue, cl.CL_COMMAND_NDRANGE_KERNEL, command)

@@ -21,10 +21,8 @@ PLATFORM, DEVICE, CONTEXT, QUEUE, MEM, PROGRAM, KERNEL, EVENT, SAMPLER = range(1
 
 
 class HandleStruct(ctypes.Structure):
-    # `obj` is the core object's address (id), for the runtime's native fast path, which reads
-    # it with the GIL held and only while `magic` is MAGIC (the registry keeps the object alive).
     _fields_ = [("dispatch", ctypes.c_void_p), ("magic", ctypes.c_uint32),
-                ("kind", ctypes.c_uint32), ("serial", ctypes.c_uint64), ("obj", ctypes.c_void_p)]
+                ("kind", ctypes.c_uint32), ("serial", ctypes.c_uint64)]
 
 
 _dispatch_address = 0
@@ -60,6 +58,11 @@ def dispatch_address():
     return _dispatch_address
 
 
+def registry():
+    """handle address -> core object, live handles only (the runtime's fast path reads it)."""
+    return _live
+
+
 def handle_of(obj, kind):
     """The handle of a core object, made on first use. 0 for None."""
     if obj is None:
@@ -72,8 +75,7 @@ def handle_of(obj, kind):
         if not address:
             raise CLError(cl.CL_OUT_OF_HOST_MEMORY)
         struct = HandleStruct.from_address(address)
-        struct.dispatch, struct.magic, struct.kind = _dispatch_address, MAGIC, kind
-        struct.serial, struct.obj = next(_serial), id(obj)
+        struct.dispatch, struct.magic, struct.kind, struct.serial = _dispatch_address, MAGIC, kind, next(_serial)
         _structs[address] = struct
         _live[address] = obj
         _by_object[id(obj)] = address
@@ -89,7 +91,6 @@ def forget(obj):
         _live.pop(address, None)
         struct = _structs.pop(address)
         struct.magic = DEAD
-        struct.obj = None
         if not isinstance(struct, _NativeMemory):
             _quarantine.append(struct)
             if len(_quarantine) > QUARANTINE:
@@ -115,7 +116,7 @@ class _NativeMemory:
             object.__setattr__(self, name, value)
         elif name == "magic" and value == DEAD:
             forget_native(self.address)
-        # dispatch and obj are the runtime's to keep
+        # the dispatch pointer is the runtime's to keep
 
 
 def _adopt(address):

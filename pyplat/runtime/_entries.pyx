@@ -18,6 +18,14 @@ cdef object _clerror = None
 cdef object _report = None
 cdef list _impl = [None] * 16
 
+# The runtime's native fast path (runtime/_sched.pyx, try_*): tried first; 0 = not handled.
+ctypedef int (*try_ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
+                               size_t, int32_t *) noexcept
+ctypedef int (*try_event_fn)(size_t, int32_t *) noexcept
+cdef try_ndrange_fn _try_ndrange = NULL
+cdef try_event_fn _try_retain_event = NULL
+cdef try_event_fn _try_release_event = NULL
+
 DEF I_NDRANGE = 0
 DEF I_SETARG = 1
 DEF I_RETAIN_EVENT = 2
@@ -51,6 +59,10 @@ cdef int32_t _status(int index, tuple args):
 
 cdef int32_t e_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
                        size_t local_size, uint32_t n_events, size_t events, size_t event) noexcept with gil:
+    cdef int32_t status
+    if _try_ndrange != NULL and _try_ndrange(queue, kernel, work_dim, offset, global_size, local_size,
+                                             n_events, events, event, &status):
+        return status
     return _status(I_NDRANGE, (queue, kernel, work_dim, offset, global_size, local_size, n_events,
                                events, event))
 
@@ -60,10 +72,16 @@ cdef int32_t e_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
 
 
 cdef int32_t e_retain_event(size_t event) noexcept with gil:
+    cdef int32_t status
+    if _try_retain_event != NULL and _try_retain_event(event, &status):
+        return status
     return _status(I_RETAIN_EVENT, (event,))
 
 
 cdef int32_t e_release_event(size_t event) noexcept with gil:
+    cdef int32_t status
+    if _try_release_event != NULL and _try_release_event(event, &status):
+        return status
     return _status(I_RELEASE_EVENT, (event,))
 
 
@@ -113,6 +131,14 @@ def configure(implementations, clerror, report):
         _impl[i] = implementations.get(name)
     return {name: address for name, address in addresses().items()
             if _impl[NAMES.index(name)] is not None}
+
+
+def use_fast_path(addresses):
+    """Try the runtime's native fast path first: {name: address} from _sched.configure_fast_path."""
+    global _try_ndrange, _try_retain_event, _try_release_event
+    _try_ndrange = <try_ndrange_fn><size_t>addresses["clEnqueueNDRangeKernel"]
+    _try_retain_event = <try_event_fn><size_t>addresses["clRetainEvent"]
+    _try_release_event = <try_event_fn><size_t>addresses["clReleaseEvent"]
 
 
 # The argument kinds (pyplat/api/_entry_points.py) each C entry above is written for: an entry is

@@ -1488,100 +1488,72 @@ def launch_kernel(QueueCore q, LaunchPlan plan, device, int work_dim, size_t glo
 
 
 # ---------------------------------------------------------------------------------------------
-# Native fast path of clEnqueueNDRangeKernel (installed by runtime/_entries.pyx)
+# Native fast path of clEnqueueNDRangeKernel, clRetainEvent and clReleaseEvent
 #
-# The common case -- live queue, kernel and events of one context, arguments unchanged since a
-# launch the Python path validated, the same sizes -- is answered here without running Python
-# code; anything else (and every error) goes to the Python implementation, which gives the
-# spec's codes and messages and primes the kernel's plan and geometry cache for the next call.
-# The API layer describes its handle structs (pyplat/api/handles.py): the struct address leads
-# to the core object through `obj` while `magic` says the handle is live, both read with the GIL.
+# Each try_* function answers the common case natively and returns 1 with the status set, or
+# returns 0 without having done anything; the direct entries (runtime/_entries.pyx) then call the
+# Python implementation, which gives the spec's codes and messages -- and, for a kernel launch,
+# primes its plan and geometry cache for the next call. Core objects are found through the API
+# layer's handle registry (a dict: a stale or foreign pointer is never read) and checked by
+# class; all of it runs with the GIL held.
 # ---------------------------------------------------------------------------------------------
 
-cdef struct handle_t:
-    void *dispatch
-    uint32_t magic
-    uint32_t kind
-    uint64_t serial
-    PyObject *obj
-
-cdef uint32_t h_magic = 0xFFFFFFFF, h_queue = 0, h_kernel = 0, h_event = 0
-cdef object _ndrange_python = None
-cdef object _event_of = None
-cdef object _fast_clerror = None
-cdef object _fast_report = None
+cdef dict _registry = None                     # handle address -> core object (api/handles.py)
+cdef type _queue_cls = None, _kernel_cls = None, _event_cls = None
+ctypedef int (*try_ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
+                               size_t, int32_t *) noexcept
+ctypedef int (*try_event_fn)(size_t, int32_t *) noexcept
 
 
-cdef inline object _handle_object(size_t h, uint32_t kind):
-    cdef handle_t *s = <handle_t *>h
-    if h == 0 or s.magic != h_magic or s.kind != kind or s.obj == NULL:
-        return None
-    return <object>s.obj
+cdef inline object _registered(size_t h, type cls):
+    obj = _registry.get(h)
+    return obj if obj is not None and isinstance(obj, cls) else None
 
 
-cdef int32_t _ndrange_fallback(tuple args) noexcept:
+cdef void _internal_error(const char *where) noexcept:
     try:
-        result = _ndrange_python(*args)
-        return CL_SUCCESS_ if result is None else result
-    except BaseException as e:
-        if isinstance(e, _fast_clerror):
-            return (<object>e).code
-        try:
-            _fast_report("clEnqueueNDRangeKernel")
-        except BaseException:
-            pass
-        return CL_OUT_OF_HOST_MEMORY_
+        sys.stderr.write(f"pyplat: internal error in the fast path of {where.decode()}:\n"
+                         f"{traceback.format_exc()}")
+    except BaseException:
+        pass
 
 
-cdef int32_t fast_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
-                          size_t local_size, uint32_t n_events, size_t events, size_t event) noexcept with gil:
+cdef int try_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
+                     size_t local_size, uint32_t n_events, size_t events, size_t event,
+                     int32_t *status) noexcept with gil:
     cdef LaunchPlan plan
     cdef QueueCore core
-    cdef list waits
+    cdef list waits = []
     cdef uint32_t i
     try:
-        q = _handle_object(queue, h_queue)
-        k = _handle_object(kernel, h_kernel)
-        if q is not None and k is not None and (n_events == 0) == (events == 0):
-            p = k._plan
-            c = q.core
-            if type(p) is LaunchPlan and type(c) is QueueCore:
-                plan = <LaunchPlan>p
-                core = <QueueCore>c
-                context = core.context
-                if plan.context is context and plan._geometry_is(core.device, work_dim, global_size,
-                                                                 local_size, offset):
-                    waits = []
-                    for i in range(n_events):
-                        w = _event_command((<size_t *>events)[i], context)
-                        if w is None:
-                            waits = None
-                            break
-                        waits.append(w)
-                    if waits is not None:
-                        cmd = _launch(core, plan, plan.geo_out, work_dim, plan.geo_empty, waits, "")
-                        if event:
-                            (<size_t *>event)[0] = (_new_event(q, core, cmd) if _dead_events is not None
-                                                    else _event_of(q, cmd))
-                        return CL_SUCCESS_
+        q = _registered(queue, _queue_cls)
+        k = _registered(kernel, _kernel_cls)
+        if q is None or k is None or (n_events == 0) != (events == 0):
+            return 0
+        p, c = k._plan, q.core
+        if type(p) is not LaunchPlan or type(c) is not QueueCore:
+            return 0
+        plan, core = <LaunchPlan>p, <QueueCore>c
+        if plan.context is not core.context or not plan._geometry_is(core.device, work_dim, global_size,
+                                                                     local_size, offset):
+            return 0
+        for i in range(n_events):
+            w = _event_command((<size_t *>events)[i], core.context)
+            if w is None:
+                return 0
+            waits.append(w)
     except BaseException:
-        try:
-            _fast_report("clEnqueueNDRangeKernel")
-        except BaseException:
-            pass
-        return CL_OUT_OF_HOST_MEMORY_
-    return _ndrange_fallback((queue, kernel, work_dim, offset, global_size, local_size, n_events, events,
-                              event))
-
-
-def configure_fast_path(magic, queue_kind, kernel_kind, event_kind, ndrange_python, event_of, clerror,
-                        report):
-    """Describe the API layer's handles and fallbacks; returns {name: address} of the fast entries.
-    event_of(queue, command) -> the handle of a new event of that command (one reference)."""
-    global h_magic, h_queue, h_kernel, h_event, _ndrange_python, _event_of, _fast_clerror, _fast_report
-    h_magic, h_queue, h_kernel, h_event = magic, queue_kind, kernel_kind, event_kind
-    _ndrange_python, _event_of, _fast_clerror, _fast_report = ndrange_python, event_of, clerror, report
-    return {"clEnqueueNDRangeKernel": <size_t>fast_ndrange}
+        _internal_error(b"clEnqueueNDRangeKernel")
+        return 0                            # nothing done yet: the Python path answers
+    try:
+        cmd = _launch(core, plan, plan.geo_out, work_dim, plan.geo_empty, waits, "")
+        if event:
+            (<size_t *>event)[0] = _new_event(q, core, cmd)
+        status[0] = CL_SUCCESS_
+    except BaseException:
+        _internal_error(b"clEnqueueNDRangeKernel")
+        status[0] = CL_OUT_OF_HOST_MEMORY_
+    return 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1610,13 +1582,11 @@ cdef struct nevent_t:
     PyObject *core
 
 cdef size_t h_dispatch = 0
-cdef uint32_t h_dead = 0
+cdef uint32_t h_magic = 0, h_dead = 0, h_event = 0
 cdef uint64_t _event_serial = (<uint64_t>1) << 62
-cdef set _native_events = set()
+cdef set _native_events = set()               # live native event handles (addresses)
 cdef object _dead_events = None               # collections.deque of addresses (quarantine)
 DEF EVENT_QUARANTINE = 4096
-cdef object _retain_event_python = None
-cdef object _release_event_python = None
 
 
 cdef size_t _new_event(object queue, QueueCore core, Command cmd) except 0:
@@ -1684,46 +1654,38 @@ cdef object _event_command(size_t h, object context):
     cdef nevent_t *s = _native_event(h)
     if s != NULL:
         return <object>s.command if <object>s.context is context else None
-    e = _handle_object(h, h_event)
+    e = _registered(h, _event_cls)
     if e is None or e.context is not context:
         return None
     return e.command
 
 
-cdef int32_t fast_retain_event(size_t h) noexcept with gil:
-    cdef nevent_t *s
-    try:
-        s = _native_event(h)
-        if s != NULL:
-            s.refs += 1
-            return CL_SUCCESS_
-        result = _retain_event_python(h)
-        return CL_SUCCESS_ if result is None else result
-    except BaseException as e:
-        if isinstance(e, _fast_clerror):
-            return (<object>e).code
-        return CL_OUT_OF_HOST_MEMORY_
+cdef int try_retain_event(size_t h, int32_t *status) noexcept with gil:
+    cdef nevent_t *s = _native_event(h)
+    if s == NULL:
+        return 0
+    s.refs += 1
+    status[0] = CL_SUCCESS_
+    return 1
 
 
-cdef int32_t fast_release_event(size_t h) noexcept with gil:
-    cdef nevent_t *s
-    try:
-        s = _native_event(h)
-        if s != NULL:
-            s.refs -= 1
-            if s.refs == 0:
-                _native_events.discard(h)
-                core = <object>s.core
-                _drop_native_refs(s)
-                _bury(s)
-                _native_gone(core)
-            return CL_SUCCESS_
-        result = _release_event_python(h)
-        return CL_SUCCESS_ if result is None else result
-    except BaseException as e:
-        if isinstance(e, _fast_clerror):
-            return (<object>e).code
-        return CL_OUT_OF_HOST_MEMORY_
+cdef int try_release_event(size_t h, int32_t *status) noexcept with gil:
+    cdef nevent_t *s = _native_event(h)
+    if s == NULL:
+        return 0
+    status[0] = CL_SUCCESS_
+    s.refs -= 1
+    if s.refs == 0:
+        try:
+            _native_events.discard(h)
+            core = <object>s.core
+            _drop_native_refs(s)
+            _bury(s)
+            _native_gone(core)
+        except BaseException:
+            _internal_error(b"clReleaseEvent")
+            status[0] = CL_OUT_OF_HOST_MEMORY_
+    return 1
 
 
 def adopt_event(size_t h, factory):
@@ -1748,11 +1710,16 @@ def forget_native_handle(size_t h):
         _bury(<nevent_t *>h)
 
 
-def configure_native_events(size_t dispatch, dead_magic, retain_python, release_python):
-    """Returns {name: address} of the native clRetainEvent / clReleaseEvent."""
-    global h_dispatch, h_dead, _dead_events, _retain_event_python, _release_event_python
+def configure_fast_path(registry, queue_cls, kernel_cls, event_cls, size_t dispatch, magic, dead_magic,
+                        event_kind):
+    """Describe the API layer: its handle registry (address -> core object), the core classes of
+    queues, kernels and events, and its handle layout for native events (dispatch pointer, live and
+    dead magic, the event kind). Returns {name: address} of the try_* functions, for _entries."""
+    global _registry, _queue_cls, _kernel_cls, _event_cls, h_dispatch, h_magic, h_dead, h_event, _dead_events
     import collections
-    h_dispatch, h_dead = dispatch, dead_magic
+    _registry, _queue_cls, _kernel_cls, _event_cls = registry, queue_cls, kernel_cls, event_cls
+    h_dispatch, h_magic, h_dead, h_event = dispatch, magic, dead_magic, event_kind
     _dead_events = collections.deque()
-    _retain_event_python, _release_event_python = retain_python, release_python
-    return {"clRetainEvent": <size_t>fast_retain_event, "clReleaseEvent": <size_t>fast_release_event}
+    return {"clEnqueueNDRangeKernel": <size_t><try_ndrange_fn>try_ndrange,
+            "clRetainEvent": <size_t><try_event_fn>try_retain_event,
+            "clReleaseEvent": <size_t><try_event_fn>try_release_event}
