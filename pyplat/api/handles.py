@@ -27,7 +27,7 @@ class HandleStruct(ctypes.Structure):
 
 _dispatch_address = 0
 _live = {}            # handle address -> core object
-_structs = {}         # handle address -> HandleStruct (keeps the memory alive)
+_structs = {}         # handle address -> HandleStruct (None: an adopted native handle)
 _by_object = {}       # id(core object) -> handle address
 # Released handles' memory is kept a while so that a stale pointer is not soon reused by a new
 # object (the spec leaves that undefined, but answering CL_INVALID_* is kinder).
@@ -51,7 +51,8 @@ def set_dispatch(address):
     with _lock:
         _dispatch_address = address
         for struct in _structs.values():
-            struct.dispatch = address
+            if struct is not None:
+                struct.dispatch = address
 
 
 def dispatch_address():
@@ -90,11 +91,13 @@ def forget(obj):
             return
         _live.pop(address, None)
         struct = _structs.pop(address)
+        if struct is None:                    # an adopted native handle: the runtime's memory
+            forget_native(address)
+            return
         struct.magic = DEAD
-        if not isinstance(struct, _NativeMemory):
-            _quarantine.append(struct)
-            if len(_quarantine) > QUARANTINE:
-                _libc.free(ctypes.addressof(_quarantine.popleft()))
+        _quarantine.append(struct)
+        if len(_quarantine) > QUARANTINE:
+            _libc.free(ctypes.addressof(_quarantine.popleft()))
 
 
 # Handles the runtime's native fast path made (pyplat/runtime/_sched.pyx, "Native events") are
@@ -102,21 +105,6 @@ def forget(obj):
 # hands an adopted handle's memory back to the runtime. Set by the bridge.
 adopter = None
 forget_native = None
-
-
-class _NativeMemory:
-    """Stands in _structs for an adopted native handle, whose memory the runtime owns."""
-    __slots__ = ("address",)
-
-    def __init__(self, address):
-        self.address = address
-
-    def __setattr__(self, name, value):
-        if name == "address":
-            object.__setattr__(self, name, value)
-        elif name == "magic" and value == DEAD:
-            forget_native(self.address)
-        # the dispatch pointer is the runtime's to keep
 
 
 def _adopt(address):
@@ -127,7 +115,7 @@ def _adopt(address):
             if obj is not None:
                 _live[address] = obj
                 _by_object[id(obj)] = address
-                _structs[address] = _NativeMemory(address)
+                _structs[address] = None      # memory owned by the runtime
         return obj
 
 
