@@ -106,11 +106,21 @@ def attach(table_address, n_entries, dispatch_address):
         table[index] = ctypes.cast(callback, ctypes.c_void_p).value
     for index, address in direct_entries().items():
         table[index] = address
+    # The second half of the table: native entries the stubs call before taking the GIL.
+    native_table = (ctypes.c_void_p * n_entries).from_address(table_address + n_entries * ctypes.sizeof(ctypes.c_void_p))
+    for index, address in native_entries().items():
+        native_table[index] = address
+
+
+_native = {}          # name -> address of the runtime's native entry (set by direct_entries)
 
 
 def direct_entries():
     """slot index -> address of a direct C entry (pyplat/runtime/_entries.pyx) for the hot entry
-    points, in place of their ctypes callbacks; PYPLAT_DIRECT_ENTRIES=0 keeps ctypes for all."""
+    points, in place of their ctypes callbacks; PYPLAT_DIRECT_ENTRIES=0 keeps ctypes for all.
+    Also sets up the runtime's native fast path (PYPLAT_FAST_PATH=0: off): its handle table
+    learns the API layer's queue, kernel and event handles, and its native events are adopted
+    by the API layer on first use."""
     from pyplat.api._entry_points import ENTRY_POINTS
     if os.environ.get("PYPLAT_DIRECT_ENTRIES", "1") == "0":
         return {}
@@ -118,21 +128,40 @@ def direct_entries():
     load_all()
     direct = _entries.configure(IMPLEMENTED, CLError, _report)
     if os.environ.get("PYPLAT_FAST_PATH", "1") != "0":
-        from pyplat.api.enqueue import adopt_native_event
-        from pyplat.core.event import Event
-        from pyplat.core.kernel import Kernel
-        from pyplat.core.queue import CommandQueue
+        from pyplat.api import enqueue
         from pyplat.runtime import _sched
-        _entries.use_fast_path(_sched.configure_fast_path(
-            handles.registry(), CommandQueue, Kernel, Event, handles.dispatch_address(), handles.MAGIC,
-            handles.DEAD, handles.EVENT))
-        handles.adopter = lambda address: _sched.adopt_event(address, adopt_native_event)
-        handles.forget_native = _sched.forget_native_handle
+        native = _sched.configure_fast_path(handles.dispatch_address(), handles.MAGIC, handles.DEAD)
+        _entries.use_fast_path(native, _sched.NATIVE_DEFER, enqueue.prime_ndrange)
+        handles.adopter = lambda address: _sched.adopt_event(address, enqueue.adopt_native_event)
+        handles.publisher, handles.withdrawer = _publish, _sched.withdraw_handle
+        _native.update(native)
+    return _slots_of(direct)
+
+
+def native_entries():
+    """slot index -> address of the runtime's native entry (called before the GIL is taken)."""
+    return _slots_of(_native)
+
+
+def _slots_of(addresses):
+    from pyplat.api._entry_points import ENTRY_POINTS
+    from pyplat.runtime import _entries
     slots = {}
     for index, slot in enumerate(ENTRY_POINTS):
-        if slot is None or slot[0] not in direct:
+        if slot is None or slot[0] not in addresses:
             continue
         name, ret_kind, arg_kinds = slot
         if ret_kind == "i32" and tuple(k for _, k in arg_kinds) == _entries.KINDS[name]:
-            slots[index] = direct[name]
+            slots[index] = addresses[name]
     return slots
+
+
+def _publish(address, kind, obj):
+    """Tell the runtime's handle table about a new queue, kernel or event handle."""
+    from pyplat.runtime import _sched
+    if kind == handles.QUEUE:
+        _sched.publish_handle(address, kind, obj.core, obj.context)
+    elif kind == handles.KERNEL:
+        _sched.publish_handle(address, kind, obj.slot, obj.program.context)
+    elif kind == handles.EVENT:
+        _sched.publish_handle(address, kind, obj.command, obj.context)

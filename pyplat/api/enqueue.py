@@ -16,7 +16,8 @@ from pyplat.api.kernel import lookup_kernel
 from pyplat.api.memory import lookup_buffer
 from pyplat.api.queue import lookup_queue
 from pyplat.core.event import Event
-from pyplat.core.queue import HOST
+from pyplat.core.kernel import Kernel
+from pyplat.core.queue import HOST, CommandQueue
 
 
 def _submit(queue, command_type, command, num_events, event_list, event, retain=(), blocking=False,
@@ -308,6 +309,24 @@ def choose_local_size(global_size, limit, item_limits):
         local.append(best)
         budget //= best
     return local
+
+
+def prime_ndrange(command_queue, kernel, wants_event):
+    """The runtime's native clEnqueueNDRangeKernel did not answer: make the kernel's current plan
+    hold its objects and, for an event, the queue hold the references native events need, so that
+    it may answer now (and next time). True if anything changed."""
+    registry = handles.registry()
+    queue, k = registry.get(command_queue), registry.get(kernel)
+    if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel) or k._plan is None:
+        return False
+    primed = False
+    if not k._plan.holding:
+        k._plan.hold()
+        primed = True
+    if wants_event and not queue.core.holds_events:
+        queue.core.hold_events(queue)
+        primed = True
+    return primed
 
 
 def adopt_native_event(queue, command, reference_count):

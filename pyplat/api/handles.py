@@ -80,6 +80,8 @@ def handle_of(obj, kind):
         _structs[address] = struct
         _live[address] = obj
         _by_object[id(obj)] = address
+        if publisher is not None and kind in (QUEUE, KERNEL, EVENT):
+            publisher(address, kind, obj)
         return address
 
 
@@ -91,8 +93,9 @@ def forget(obj):
             return
         _live.pop(address, None)
         struct = _structs.pop(address)
+        if withdrawer is not None:
+            withdrawer(address)
         if struct is None:                    # an adopted native handle: the runtime's memory
-            forget_native(address)
             return
         struct.magic = DEAD
         _quarantine.append(struct)
@@ -100,11 +103,14 @@ def forget(obj):
             _libc.free(ctypes.addressof(_quarantine.popleft()))
 
 
-# Handles the runtime's native fast path made (pyplat/runtime/_sched.pyx, "Native events") are
-# adopted on first use by Python: adopter(address) -> core object or None; forget_native(address)
-# hands an adopted handle's memory back to the runtime. Set by the bridge.
+# The runtime's native fast path (pyplat/runtime/_sched.pyx) keeps its own table of queue,
+# kernel and event handles: publisher(address, kind, obj) tells it of a new one and
+# withdrawer(address) of a forgotten one (for an adopted native event, this hands its memory back
+# to the runtime). Events it made natively are adopted on first use by Python: adopter(address)
+# -> core object or None. Set by the bridge.
+publisher = None
+withdrawer = None
 adopter = None
-forget_native = None
 
 
 def _adopt(address):

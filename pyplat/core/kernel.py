@@ -4,7 +4,7 @@ import ctypes
 from pyplat.core.memory import aligned_allocation
 from pyplat.core.object import RefCounted
 from pyplat.core.queue import STDOUT, merged_accesses
-from pyplat.runtime.graph import LaunchPlan
+from pyplat.runtime.graph import KernelSlot, LaunchPlan
 
 
 class Kernel(RefCounted):
@@ -18,10 +18,13 @@ class Kernel(RefCounted):
         self.args = [None] * len(info.args)
         self.geometry_cache = {}      # validated launch sizes (pyplat/api/enqueue.py)
         self._plan = None             # launch plan for the current argument values (see plan())
+        self.slot = KernelSlot()      # the same plan as the runtime's native fast path sees it
 
     def set_arg(self, index, value):
         self.args[index] = value
-        self._plan = None
+        if self._plan is not None:
+            self._plan = None
+            self.slot.set_plan(None)
 
     @property
     def all_args_set(self):
@@ -38,7 +41,7 @@ class Kernel(RefCounted):
         the merged memory accesses for the in-order queue's ordering, and what stays alive while
         launches are pending (the buffers and the program). The runtime copies the block into
         each command, so one snapshot serves every launch; its native fast path of
-        clEnqueueNDRangeKernel reads this plan too."""
+        clEnqueueNDRangeKernel reads this plan too (through self.slot)."""
         plan = self._plan
         if plan is None:
             n = len(self.args)
@@ -55,9 +58,9 @@ class Kernel(RefCounted):
                 accesses += ((STDOUT, True),)
             scratch_size = (base if local_size else static_local) + local_size
             plan = self._plan = LaunchPlan(self.info.address, args_address, block_size, n, local_cells,
-                                           scratch_size, owner, [self.program] + buffers,
-                                           self.program.result, merged_accesses(accesses),
-                                           self.program.context)
+                                           scratch_size, [self.program] + buffers, self.program.result,
+                                           merged_accesses(accesses), self.program.context)
+            self.slot.set_plan(plan)
         return plan
 
     def snapshot(self, local_scratch_base):

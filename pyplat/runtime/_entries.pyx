@@ -2,12 +2,13 @@
 """Direct C entries for the hottest OpenCL functions (the "fast path" of docs/runtime.md).
 
 The shim's entry table normally holds ctypes callbacks (pyplat/api/bridge.py). For the functions
-below, `install` writes the address of a C function with the exact C signature instead: it takes
-the GIL (PyGILState, from any thread, as ctypes does) and calls the same Python implementation,
-turning its result into the status code exactly as the bridge does (None -> CL_SUCCESS, CLError
--> its code, anything else -> CL_OUT_OF_HOST_MEMORY with the traceback on stderr). The saving is
-ctypes' per-call work: building argument objects and the libffi closure. These functions are the
-place where native checks that need no Python are to go before the GIL is taken.
+below, the bridge writes the address of a C function with the exact C signature instead: it runs
+with the GIL (the shim's stub took it) and calls the same Python implementation, turning its
+result into the status code exactly as the bridge does (None -> CL_SUCCESS, CLError -> its code,
+anything else -> CL_OUT_OF_HOST_MEMORY with the traceback on stderr), which saves ctypes'
+argument objects and libffi closure. Where the runtime has a native entry (answered without the
+GIL, DEFER otherwise), the shim calls it before taking the GIL and these functions call it first
+as well, so in-process callers (tests/capi.py) run the same code as C programs.
 """
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 
@@ -18,13 +19,19 @@ cdef object _clerror = None
 cdef object _report = None
 cdef list _impl = [None] * 16
 
-# The runtime's native fast path (runtime/_sched.pyx, try_*): tried first; 0 = not handled.
-ctypedef int (*try_ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
-                               size_t, int32_t *) noexcept
-ctypedef int (*try_event_fn)(size_t, int32_t *) noexcept
-cdef try_ndrange_fn _try_ndrange = NULL
-cdef try_event_fn _try_retain_event = NULL
-cdef try_event_fn _try_release_event = NULL
+# The runtime's native fast path (runtime/_sched.pyx, n_*): C functions with the OpenCL
+# signature that need no GIL and return DEFER when they did not answer. The shim calls them before
+# taking the GIL; the entries below call them too (in-process callers come here directly).
+ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
+                               size_t) noexcept nogil
+ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
+cdef ndrange_fn _n_ndrange = NULL
+cdef handle_fn _n_retain_event = NULL
+cdef handle_fn _n_release_event = NULL
+cdef handle_fn _n_flush = NULL
+cdef handle_fn _n_finish = NULL
+cdef int32_t _defer = 0
+cdef object _prime_ndrange = None
 
 DEF I_NDRANGE = 0
 DEF I_SETARG = 1
@@ -60,11 +67,26 @@ cdef int32_t _status(int index, tuple args):
 cdef int32_t e_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
                        size_t local_size, uint32_t n_events, size_t events, size_t event) noexcept with gil:
     cdef int32_t status
-    if _try_ndrange != NULL and _try_ndrange(queue, kernel, work_dim, offset, global_size, local_size,
-                                             n_events, events, event, &status):
-        return status
+    if _n_ndrange != NULL:
+        status = _n_ndrange(queue, kernel, work_dim, offset, global_size, local_size, n_events, events, event)
+        if status != _defer:
+            return status
+        # not answered: maybe only because the plan or the queue holds no references yet
+        if _primed(queue, kernel, event):
+            status = _n_ndrange(queue, kernel, work_dim, offset, global_size, local_size, n_events, events,
+                                event)
+            if status != _defer:
+                return status
     return _status(I_NDRANGE, (queue, kernel, work_dim, offset, global_size, local_size, n_events,
                                events, event))
+
+
+cdef bint _primed(size_t queue, size_t kernel, size_t event):
+    try:
+        return bool(_prime_ndrange(queue, kernel, event != 0))
+    except BaseException:
+        _report("clEnqueueNDRangeKernel")
+        return False
 
 
 cdef int32_t e_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept with gil:
@@ -73,15 +95,19 @@ cdef int32_t e_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
 
 cdef int32_t e_retain_event(size_t event) noexcept with gil:
     cdef int32_t status
-    if _try_retain_event != NULL and _try_retain_event(event, &status):
-        return status
+    if _n_retain_event != NULL:
+        status = _n_retain_event(event)
+        if status != _defer:
+            return status
     return _status(I_RETAIN_EVENT, (event,))
 
 
 cdef int32_t e_release_event(size_t event) noexcept with gil:
     cdef int32_t status
-    if _try_release_event != NULL and _try_release_event(event, &status):
-        return status
+    if _n_release_event != NULL:
+        status = _n_release_event(event)
+        if status != _defer:
+            return status
     return _status(I_RELEASE_EVENT, (event,))
 
 
@@ -90,10 +116,21 @@ cdef int32_t e_wait(uint32_t n, size_t events) noexcept with gil:
 
 
 cdef int32_t e_flush(size_t queue) noexcept with gil:
+    cdef int32_t status
+    if _n_flush != NULL:
+        status = _n_flush(queue)
+        if status != _defer:
+            return status
     return _status(I_FLUSH, (queue,))
 
 
 cdef int32_t e_finish(size_t queue) noexcept with gil:
+    cdef int32_t status
+    if _n_finish != NULL:
+        with nogil:                      # it waits, and commands may need the GIL to finish
+            status = _n_finish(queue)
+        if status != _defer:
+            return status
     return _status(I_FINISH, (queue,))
 
 
@@ -133,12 +170,17 @@ def configure(implementations, clerror, report):
             if _impl[NAMES.index(name)] is not None}
 
 
-def use_fast_path(addresses):
-    """Try the runtime's native fast path first: {name: address} from _sched.configure_fast_path."""
-    global _try_ndrange, _try_retain_event, _try_release_event
-    _try_ndrange = <try_ndrange_fn><size_t>addresses["clEnqueueNDRangeKernel"]
-    _try_retain_event = <try_event_fn><size_t>addresses["clRetainEvent"]
-    _try_release_event = <try_event_fn><size_t>addresses["clReleaseEvent"]
+def use_fast_path(addresses, defer, prime_ndrange):
+    """Try the runtime's native entries first: {name: address} from _sched.configure_fast_path,
+    the value they return when they did not answer, and prime_ndrange(queue, kernel, wants_event)
+    -> whether it prepared something that may let the native launch answer now."""
+    global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _defer, _prime_ndrange
+    _n_ndrange = <ndrange_fn><size_t>addresses["clEnqueueNDRangeKernel"]
+    _n_retain_event = <handle_fn><size_t>addresses["clRetainEvent"]
+    _n_release_event = <handle_fn><size_t>addresses["clReleaseEvent"]
+    _n_flush = <handle_fn><size_t>addresses["clFlush"]
+    _n_finish = <handle_fn><size_t>addresses["clFinish"]
+    _defer, _prime_ndrange = defer, prime_ndrange
 
 
 # The argument kinds (pyplat/api/_entry_points.py) each C entry above is written for: an entry is

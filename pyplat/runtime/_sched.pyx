@@ -36,6 +36,7 @@ cdef extern from *:
     #include <string.h>
     static inline long pp_add(long *p, long v) { return __atomic_add_fetch(p, v, __ATOMIC_SEQ_CST); }
     static inline long pp_load(long *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+    static inline int pp_load_i(int *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
     static inline void pp_store(long *p, long v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
     static inline int pp_cas(long *p, long expected, long desired) {
         return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); }
@@ -68,6 +69,7 @@ cdef extern from *:
     """
     long pp_add(long *p, long v) nogil
     long pp_load(long *p) nogil
+    int pp_load_i(int *p) nogil
     void pp_store(long *p, long v) nogil
     int pp_cas(long *p, long expected, long desired) nogil
     void pp_pause() nogil
@@ -82,6 +84,9 @@ cdef extern from *:
     void *pp_aligned(size_t) nogil
     ctypedef void (*pp_event_cb)(void *event, int status, void *user) noexcept nogil
     ctypedef void (*pp_user_fn)(void *args) noexcept nogil
+
+cdef extern from "Python.h":
+    int PyGILState_Check() nogil
 
 cdef extern from "<pthread.h>" nogil:
     ctypedef struct pthread_mutex_t:
@@ -162,6 +167,8 @@ cdef struct qtrack_t:
 
 cdef struct cmd_t
 cdef struct driver_t
+cdef struct plan_t
+cdef struct qcore_t
 
 ctypedef void (*submit_fn)(driver_t *, cmd_t *) noexcept nogil
 ctypedef void (*ready_fn)(driver_t *, cmd_t *) noexcept nogil
@@ -195,6 +202,7 @@ cdef struct cmd_t:
     qtrack_t *queue
     PyObject *action
     PyObject *hooks
+    plan_t *plan                   # kernel launches: their plan, told when the launch finished
     cmd_t *next
     cmd_t *reap_next
     # payload: copies, fills, rectangles
@@ -218,6 +226,71 @@ cdef struct cmd_t:
     long next_group
     long groups_done
     int on_board
+
+
+# Memory accesses of a command, for the automatic in-order mode: key = id of the root memory
+# object (or of the HOST / STDOUT pseudo-objects).
+cdef struct access_t:
+    size_t key
+    int writes
+
+cdef struct spoint_t:            # a memory object's synchronisation point
+    size_t key                   # 0: free slot
+    cmd_t *writer                # the last writer (NULL: none since the last barrier)
+    cmd_t **readers              # the readers since
+    long n_readers
+    long cap_readers
+
+cdef struct qcore_t:             # a queue's ordering state (QueueCore)
+    pthread_mutex_t lock
+    long refs
+    int mode
+    driver_t *driver
+    qtrack_t *track
+    size_t context               # ids of the queue's core context and device (fast-path checks)
+    size_t device
+    cmd_t *last                  # serial mode: the command before
+    cmd_t *barrier               # the last barrier
+    cmd_t **since                # commands since the last barrier
+    long n_since
+    long cap_since
+    long prune_at
+    spoint_t *sync               # open addressing on key (automatic mode)
+    long sync_cap
+    long sync_used
+    long n_events                # live native events of this queue
+    int event_hold               # references held for them (the queue object, a context retain)
+    int reap_queued
+    PyObject *owner              # the CommandQueue core object while event_hold
+    qcore_t *reap_next
+
+cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
+    pthread_mutex_t lock
+    long refs
+    void *fn
+    char *args                   # own copy of the argument block
+    size_t args_size
+    int n_args
+    size_t *cells                # local-pointer cells (offsets in the block)
+    int n_cells
+    size_t scratch_size
+    access_t *acc
+    int n_acc
+    int acc_unknown
+    size_t context
+    # the last launch geometry the Python path validated: request -> result
+    size_t geo_device
+    int geo_dim
+    int geo_flags
+    int geo_empty
+    uint64_t geo_in[9]
+    uint64_t geo_out[9]
+    # launches in flight, and the objects retained for them
+    long pending
+    int holding                  # retains held (the plan's objects, the LaunchPlan itself)
+    int reap_queued
+    PyObject *owner              # the LaunchPlan while holding
+    plan_t *reap_next
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,6 +321,9 @@ cdef void cmd_free(cmd_t *c) noexcept nogil:
     free(c.notify)
     free(c.args)
     free(c.patch)
+    if c.plan != NULL:                       # a launch that was never committed
+        plan_finished(c.plan)
+        plan_decref(c.plan)
     pthread_mutex_destroy(&c.lock)
     pthread_cond_destroy(&c.done)
     free(c)
@@ -362,6 +438,10 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
     if needs_reap:
         cmd_incref(c)
         reap_push(c)
+    if c.plan != NULL:                       # before queue_done: a clFinish then sees its clean-up
+        plan_finished(c.plan)
+        plan_decref(c.plan)
+        c.plan = NULL
     for i in range(n):                       # the default broadcast
         w = waiters[i]
         if status < 0:
@@ -376,6 +456,23 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
         queue_done(c.queue)
         c.queue = NULL
     cmd_decref(c)                            # the pending reference taken at commit
+
+
+cdef void cmd_commit(cmd_t *c) noexcept nogil:
+    """Linking done: SUBMITTED, hand over to the driver, drop enqueue's hold on the wait count."""
+    pp_add(&c.refs, 1)                           # pending: until completion
+    cmd_set_status(c, ST_SUBMITTED)
+    c.driver.submit(c.driver, c)
+    default_notify(c.driver, c, NULL)
+
+
+cdef void cmd_attach(cmd_t *c, qtrack_t *q) noexcept nogil:
+    """Count c among the queue's unfinished commands (right before commit)."""
+    c.queue = q
+    pp_add(&q.refs, 1)
+    pthread_mutex_lock(&q.lock)
+    q.count += 1
+    pthread_mutex_unlock(&q.lock)
 
 
 cdef void cmd_wait(cmd_t *c) noexcept nogil:
@@ -542,12 +639,19 @@ cdef void execute(cmd_t *c) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reap list: Python-side clean-up of finished commands
+# Reap lists: Python-side clean-up, run by whichever thread holds the GIL in the runtime (waits,
+# finish, enqueue) or by the reaper thread.
+#   commands   with Python hooks or actions, once finished;
+#   plans      whose launches have all finished: the objects they retained are released;
+#   queues     whose native events are all gone: the references held for them are dropped.
+# Native threads only push; a plan or queue is pushed once until the reaper has looked at it.
 # ---------------------------------------------------------------------------------------------
 
 cdef pthread_mutex_t reap_lock
 cdef pthread_cond_t reap_cv
 cdef cmd_t *reap_head = NULL
+cdef plan_t *reap_plans = NULL
+cdef qcore_t *reap_queues = NULL
 cdef long reap_count = 0
 DEF REAP_WAKE = 256            # wake the reaper at once when this many wait
 DEF REAP_POLL_MS = 5
@@ -555,28 +659,44 @@ pthread_mutex_init(&reap_lock, NULL)
 pthread_cond_init(&reap_cv, NULL)
 
 
+cdef inline void reap_counted() noexcept nogil:
+    """One more item (reap_lock held). The reaper polls (REAP_POLL_MS); it is woken only when the
+    lists grow long, so that it does not compete for the GIL with the host after every command."""
+    global reap_count
+    reap_count += 1
+    if reap_count == REAP_WAKE:
+        pthread_cond_signal(&reap_cv)
+
+
 cdef void reap_push(cmd_t *c) noexcept nogil:
-    global reap_head, reap_count
+    global reap_head
     pthread_mutex_lock(&reap_lock)
     c.reap_next = reap_head
     reap_head = c
-    reap_count += 1
-    # The reaper polls (REAP_POLL_MS); it is woken only when the list grows long, so that it does
-    # not compete for the GIL with the host thread after every completed command.
-    if reap_count == REAP_WAKE:
-        pthread_cond_signal(&reap_cv)
+    reap_counted()
     pthread_mutex_unlock(&reap_lock)
 
 
-cdef cmd_t *reap_take() noexcept nogil:
-    global reap_head, reap_count
-    cdef cmd_t *items
+cdef void plan_reap_push(plan_t *p) noexcept nogil:
+    """(p.lock held, p.reap_queued just set)"""
+    global reap_plans
+    pp_add(&p.refs, 1)
     pthread_mutex_lock(&reap_lock)
-    items = reap_head
-    reap_head = NULL
-    reap_count = 0
+    p.reap_next = reap_plans
+    reap_plans = p
+    reap_counted()
     pthread_mutex_unlock(&reap_lock)
-    return items
+
+
+cdef void qcore_reap_push(qcore_t *q) noexcept nogil:
+    """(q.lock held, q.reap_queued just set)"""
+    global reap_queues
+    pp_add(&q.refs, 1)
+    pthread_mutex_lock(&reap_lock)
+    q.reap_next = reap_queues
+    reap_queues = q
+    reap_counted()
+    pthread_mutex_unlock(&reap_lock)
 
 
 _reap_mutex = threading.RLock()
@@ -584,17 +704,26 @@ cdef long reaping = 0
 
 
 def reap():
-    """Run the Python clean-up (hooks) of finished commands. Any thread holding the GIL."""
+    """Run the Python clean-up of the reap lists. Any thread holding the GIL."""
     cdef cmd_t *items
     cdef cmd_t *c
+    cdef plan_t *plans
+    cdef plan_t *p
+    cdef qcore_t *queues
+    cdef qcore_t *q
     cdef PyObject *hooks
     cdef PyObject *action
-    global reaping
+    global reaping, reap_head, reap_plans, reap_queues, reap_count
     if pp_load(&reap_count) == 0 and pp_load(&reaping) == 0:
         return
     with _reap_mutex:                  # callers return only after a concurrent batch is done
         pp_add(&reaping, 1)
-        items = reap_take()
+        with nogil:
+            pthread_mutex_lock(&reap_lock)
+            items, plans, queues = reap_head, reap_plans, reap_queues
+            reap_head, reap_plans, reap_queues = NULL, NULL, NULL
+            reap_count = 0
+            pthread_mutex_unlock(&reap_lock)
         while items != NULL:
             c = items
             items = c.reap_next
@@ -604,17 +733,25 @@ def reap():
             c.action = NULL
             pthread_mutex_unlock(&c.lock)
             if hooks != NULL:
-                # a list of hooks (add_hook), or a kernel launch's LaunchPlan alone (_launch)
-                for fn in (reversed(<list>hooks) if type(<object>hooks) is list else (<object>hooks,)):
-                    if callable(fn):
-                        try:
-                            fn()
-                        except BaseException:
-                            sys.stderr.write(f"pyplat: clean-up failed:\n{traceback.format_exc()}")
+                for fn in reversed(<list>hooks):
+                    try:
+                        fn()
+                    except BaseException:
+                        sys.stderr.write(f"pyplat: clean-up failed:\n{traceback.format_exc()}")
             Py_XDECREF(hooks)
             Py_XDECREF(action)
             with nogil:
                 cmd_decref(c)
+        while plans != NULL:
+            p = plans
+            plans = p.reap_next
+            _plan_unhold(p)
+            plan_decref(p)
+        while queues != NULL:
+            q = queues
+            queues = q.reap_next
+            _qcore_unhold(q)
+            qcore_decref(q)
         pp_add(&reaping, -1)
 
 
@@ -622,7 +759,7 @@ cdef void reap_wait(long ms) noexcept nogil:
     cdef timespec ts
     pp_deadline(&ts, ms)
     pthread_mutex_lock(&reap_lock)
-    if reap_head == NULL:
+    if reap_count == 0:
         pthread_cond_timedwait(&reap_cv, &reap_lock, &ts)
     pthread_mutex_unlock(&reap_lock)
 
@@ -1078,11 +1215,7 @@ cdef class Command:
         self._attach(queue)
 
     cdef void _attach(self, QueueTracker queue):
-        self.c.queue = queue.q
-        pp_add(&queue.q.refs, 1)
-        pthread_mutex_lock(&queue.q.lock)
-        queue.q.count += 1
-        pthread_mutex_unlock(&queue.q.lock)
+        cmd_attach(self.c, queue.q)
 
     # --- payloads ----------------------------------------------------------------------
     def set_copy(self, size_t dst, size_t src, size_t size):
@@ -1165,18 +1298,13 @@ cdef class Command:
         cdef cmd_t *c = self.c
         if pp_load(&reap_count) != 0 or pp_load(&reaping) != 0:
             reap()
-        pp_add(&c.refs, 1)                           # pending: until completion
         if c.driver.ready == pool_ready:
             # The pool only queues the command (and maybe signals a worker): no need to give up
             # the GIL, which would invite a switch to another Python thread on every enqueue.
-            cmd_set_status(c, ST_SUBMITTED)
-            c.driver.submit(c.driver, c)
-            default_notify(c.driver, c, NULL)
+            cmd_commit(c)
             return
         with nogil:                                  # the basic driver may run it right here
-            cmd_set_status(c, ST_SUBMITTED)
-            c.driver.submit(c.driver, c)
-            default_notify(c.driver, c, NULL)
+            cmd_commit(c)
 
     def set_status(self, int status):
         """User events: CL_COMPLETE or a negative error."""
@@ -1220,11 +1348,6 @@ cdef class Command:
             if self.c.hooks == NULL:
                 Py_INCREF(hooks)
                 self.c.hooks = <PyObject *>hooks
-            elif type(<object>self.c.hooks) is not list:    # a LaunchPlan alone: into the list
-                hooks.append(<object>self.c.hooks)
-                Py_INCREF(hooks)
-                Py_XDECREF(self.c.hooks)
-                self.c.hooks = <PyObject *>hooks
             (<list>self.c.hooks).append(fn)
             pthread_mutex_unlock(&self.c.lock)
             return
@@ -1255,471 +1378,1011 @@ def now_ns():
 
 
 # ---------------------------------------------------------------------------------------------
-# Queue ordering and kernel launches: one implementation for the Python API path and the
-# native fast path (docs/runtime.md, "Fast path"). Both run with the GIL held and never give it
-# up inside, which is what makes a queue's ordering state consistent between host threads.
+# Queue ordering (qcore_t; core/queue.py explains the three modes): one implementation for the
+# Python API path and the native fast path. The queue's mutex guards it; no Python code runs
+# while it is held (a thread waiting for the GIL must never hold a lock the other side needs).
 # ---------------------------------------------------------------------------------------------
 
 ORDER_SERIAL, ORDER_AUTO, ORDER_OUT_OF_ORDER = 0, 1, 2
+DEF M_SERIAL = 0
+DEF M_AUTO = 1
+DEF M_OUT_OF_ORDER = 2
+DEF PRUNE_MIN = 64
+
+
+cdef void cmds_push(cmd_t ***arr, long *n, long *cap, cmd_t *c) noexcept nogil:
+    """Append c to a growable array of command references (takes one)."""
+    cdef cmd_t **grown
+    if n[0] == cap[0]:
+        cap[0] = cap[0] * 2 if cap[0] else 8
+        grown = <cmd_t **>realloc(arr[0], cap[0] * sizeof(cmd_t *))
+        if grown == NULL:
+            abort_oom()
+        arr[0] = grown
+    cmd_incref(c)
+    arr[0][n[0]] = c
+    n[0] += 1
+
+
+cdef long cmds_prune(cmd_t **arr, long n) noexcept nogil:
+    """Drop the finished commands of arr[:n]; returns how many are left."""
+    cdef long i, k = 0
+    for i in range(n):
+        if pp_load_i(&arr[i].status) > ST_COMPLETE:
+            arr[k] = arr[i]
+            k += 1
+        else:
+            cmd_decref(arr[i])
+    return k
+
+
+cdef void cmds_clear(cmd_t **arr, long n) noexcept nogil:
+    cdef long i
+    for i in range(n):
+        cmd_decref(arr[i])
+
+
+cdef inline void cmd_replace(cmd_t **slot, cmd_t *c) noexcept nogil:
+    cdef cmd_t *old = slot[0]
+    cmd_incref(c)
+    slot[0] = c
+    if old != NULL:
+        cmd_decref(old)
+
+
+cdef inline size_t key_hash(size_t key) noexcept nogil:
+    return <size_t>(((<uint64_t>key >> 4) * <uint64_t>0x9E3779B97F4A7C15ULL) >> 24)
+
+
+cdef void sync_grow(qcore_t *q) noexcept nogil:
+    cdef spoint_t *old = q.sync
+    cdef long n = q.sync_cap, i
+    cdef size_t mask, j
+    q.sync_cap = n * 2 if n else 16
+    q.sync = <spoint_t *>calloc(q.sync_cap, sizeof(spoint_t))
+    if q.sync == NULL:
+        abort_oom()
+    mask = q.sync_cap - 1
+    for i in range(n):
+        if old[i].key != 0:
+            j = key_hash(old[i].key) & mask
+            while q.sync[j].key != 0:
+                j = (j + 1) & mask
+            q.sync[j] = old[i]
+    free(old)
+
+
+cdef spoint_t *sync_point(qcore_t *q, size_t key) noexcept nogil:
+    """The synchronisation point of a memory key, made empty if it has none."""
+    cdef size_t mask, j
+    if (q.sync_used + 1) * 2 > q.sync_cap:
+        sync_grow(q)
+    mask = q.sync_cap - 1
+    j = key_hash(key) & mask
+    while q.sync[j].key != 0 and q.sync[j].key != key:
+        j = (j + 1) & mask
+    if q.sync[j].key == 0:
+        q.sync[j].key = key
+        q.sync_used += 1
+    return &q.sync[j]
+
+
+cdef void sync_clear(qcore_t *q) noexcept nogil:
+    cdef long i
+    cdef spoint_t *sp
+    for i in range(q.sync_cap):
+        sp = &q.sync[i]
+        if sp.key != 0:
+            if sp.writer != NULL:
+                cmd_decref(sp.writer)
+            cmds_clear(sp.readers, sp.n_readers)
+            free(sp.readers)
+            memset(sp, 0, sizeof(spoint_t))
+    q.sync_used = 0
+
+
+cdef void order_locked(qcore_t *q, cmd_t *c, int barrier, access_t *acc, int n_acc,
+                       int unknown) noexcept nogil:
+    """Link c after what it must follow (q.lock held). acc: its accesses with distinct keys;
+    unknown: they are not known (then c is a barrier in the automatic in-order mode)."""
+    cdef spoint_t *sp
+    cdef long i, j, n
+    if q.mode == M_SERIAL:
+        if q.last != NULL:
+            link(c, q.last)
+        cmd_replace(&q.last, c)
+        return
+    if barrier or (q.mode == M_AUTO and unknown):
+        for i in range(q.n_since):
+            link(c, q.since[i])
+        if q.barrier != NULL:
+            link(c, q.barrier)
+        cmd_replace(&q.barrier, c)
+        cmds_clear(q.since, q.n_since)
+        q.n_since = 0
+        if q.sync_used:
+            sync_clear(q)
+        return
+    if q.barrier != NULL:
+        link(c, q.barrier)
+    if q.mode == M_AUTO:
+        for i in range(n_acc):
+            sp = sync_point(q, acc[i].key)
+            if acc[i].writes:
+                if sp.writer != NULL:
+                    link(c, sp.writer)
+                for j in range(sp.n_readers):
+                    link(c, sp.readers[j])
+                cmds_clear(sp.readers, sp.n_readers)
+                sp.n_readers = 0
+                cmd_replace(&sp.writer, c)
+            else:
+                if sp.writer != NULL:
+                    link(c, sp.writer)
+                cmds_push(&sp.readers, &sp.n_readers, &sp.cap_readers, c)
+                n = sp.n_readers
+                if n >= PRUNE_MIN and n & (n - 1) == 0:      # amortised: at powers of two
+                    sp.n_readers = cmds_prune(sp.readers, n)
+    cmds_push(&q.since, &q.n_since, &q.cap_since, c)
+    if q.n_since > q.prune_at:
+        q.n_since = cmds_prune(q.since, q.n_since)
+        q.prune_at = max(PRUNE_MIN, 2 * q.n_since)
+
+
+cdef qcore_t *qcore_new(int mode, driver_t *driver, qtrack_t *track, size_t context,
+                        size_t device) noexcept nogil:
+    cdef qcore_t *q = <qcore_t *>calloc(1, sizeof(qcore_t))
+    if q == NULL:
+        return NULL
+    pthread_mutex_init(&q.lock, NULL)
+    q.refs = 1
+    q.mode, q.driver, q.track, q.context, q.device = mode, driver, track, context, device
+    pp_add(&track.refs, 1)
+    q.prune_at = PRUNE_MIN
+    return q
+
+
+cdef inline void qcore_incref(qcore_t *q) noexcept nogil:
+    pp_add(&q.refs, 1)
+
+
+cdef void qcore_decref(qcore_t *q) noexcept nogil:
+    if pp_add(&q.refs, -1) != 0:
+        return
+    if q.last != NULL:
+        cmd_decref(q.last)
+    if q.barrier != NULL:
+        cmd_decref(q.barrier)
+    cmds_clear(q.since, q.n_since)
+    free(q.since)
+    sync_clear(q)
+    free(q.sync)
+    qtrack_decref(q.track)
+    pthread_mutex_destroy(&q.lock)
+    free(q)
+
+
+cdef int qcore_reserve_event(qcore_t *q) noexcept nogil:
+    """Count one more native event if the queue holds the references they need; 0 if not."""
+    cdef int ok
+    pthread_mutex_lock(&q.lock)
+    ok = q.event_hold
+    if ok:
+        q.n_events += 1
+    pthread_mutex_unlock(&q.lock)
+    return ok
+
+
+cdef inline void qcore_check_unhold(qcore_t *q) noexcept nogil:
+    """(q.lock held) No native event left: let the reaper drop the references held for them."""
+    if q.n_events == 0 and q.event_hold and not q.reap_queued:
+        q.reap_queued = 1
+        qcore_reap_push(q)
+
+
+cdef void qcore_event_gone(qcore_t *q) noexcept nogil:
+    pthread_mutex_lock(&q.lock)
+    q.n_events -= 1
+    qcore_check_unhold(q)
+    pthread_mutex_unlock(&q.lock)
+
+
+cdef void _qcore_unhold(qcore_t *q):
+    """Reaper: drop the references held for native events if none is left (GIL held)."""
+    cdef PyObject *owner = NULL
+    pthread_mutex_lock(&q.lock)
+    q.reap_queued = 0
+    if q.n_events == 0 and q.event_hold:
+        q.event_hold = 0
+        owner, q.owner = q.owner, NULL
+    pthread_mutex_unlock(&q.lock)
+    if owner != NULL:
+        try:
+            (<object>owner).context.release()
+        except BaseException:
+            sys.stderr.write(f"pyplat: clean-up failed:\n{traceback.format_exc()}")
+        Py_XDECREF(owner)
 
 
 cdef class QueueCore:
-    """A queue's ordering state (core/queue.py explains the three modes) and its driver/tracker.
-
-    sync: memory key -> [last writer or None, [readers since]]; keys are root memory objects or
-    the host pseudo-object, supplied already resolved by the caller."""
+    """A queue's ordering state (qcore_t) and its driver and tracker, shared by the Python API
+    path and the native fast path. Memory keys are ids of root memory objects or of the HOST /
+    STDOUT pseudo-objects, resolved by the caller (core/queue.py, merged_accesses)."""
+    cdef qcore_t *q
     cdef readonly Driver driver
     cdef readonly QueueTracker tracker
     cdef readonly int mode
-    cdef Command last
-    cdef Command barrier
-    cdef list since
-    cdef long prune_at
-    cdef dict sync
     cdef readonly object context
     cdef readonly object device
-    cdef long native_events     # live native events of this queue: they hold one context reference
 
     def __cinit__(self, Driver driver, QueueTracker tracker, int mode, context=None, device=None):
         self.driver, self.tracker, self.mode, self.context = driver, tracker, mode, context
         self.device = device
-        self.since = []
-        self.prune_at = 64
-        self.sync = {}
+        self.q = qcore_new(mode, driver.d, tracker.q, id(context), id(device))
+        if self.q == NULL:
+            raise MemoryError()
 
-    cdef inline void _prune_since(self):
-        cdef Command x
-        if len(self.since) > self.prune_at:
-            self.since = [x for x in self.since if x.c.status > ST_COMPLETE]
-            self.prune_at = max(64, 2 * len(self.since))
-
-    cdef void _become_barrier(self, Command cmd):
-        cdef Command other
-        for other in self.since:
-            link(cmd.c, other.c)
-        if self.barrier is not None:
-            link(cmd.c, self.barrier.c)
-        self.barrier = cmd
-        self.since = []
-        self.sync.clear()
+    def __dealloc__(self):
+        if self.q != NULL:
+            qcore_decref(self.q)
 
     cpdef order(self, Command cmd, bint barrier, object accesses):
         """Link `cmd` after what it must follow. accesses: ((key, writes), ...) with distinct
         keys, or None when unknown (then it is a barrier in the automatic in-order mode)."""
-        cdef Command x
-        cdef list point, readers
-        cdef long n
-        if self.mode == ORDER_SERIAL:
-            if self.last is not None:
-                link(cmd.c, self.last.c)
-            self.last = cmd
-            return
-        if barrier or (self.mode == ORDER_AUTO and accesses is None):
-            self._become_barrier(cmd)
-            return
-        if self.barrier is not None:
-            link(cmd.c, self.barrier.c)
-        if self.mode == ORDER_AUTO:
-            for key, writes in accesses:
-                point = self.sync.get(key)
-                if writes:
-                    if point is not None:
-                        if point[0] is not None:
-                            link(cmd.c, (<Command>point[0]).c)
-                        for x in point[1]:
-                            link(cmd.c, x.c)
-                    self.sync[key] = [cmd, []]
-                else:
-                    if point is None:
-                        point = self.sync[key] = [None, []]
-                    elif point[0] is not None:
-                        link(cmd.c, (<Command>point[0]).c)
-                    readers = point[1]
-                    readers.append(cmd)
-                    n = len(readers)
-                    if n >= 64 and n & (n - 1) == 0:        # amortised: at powers of two
-                        readers[:] = [x for x in readers if x.c.status > ST_COMPLETE]
-        self.since.append(cmd)
-        self._prune_since()
+        cdef access_t local[16]
+        cdef access_t *acc = local
+        cdef int n = 0, unknown = accesses is None
+        if not unknown:
+            n = len(accesses)
+            if n > 16:
+                acc = <access_t *>malloc(n * sizeof(access_t))
+                if acc == NULL:
+                    raise MemoryError()
+            for i, (key, writes) in enumerate(accesses):
+                acc[i].key, acc[i].writes = id(key), bool(writes)
+        with nogil:
+            pthread_mutex_lock(&self.q.lock)
+            order_locked(self.q, cmd.c, barrier, acc, n, unknown)
+            pthread_mutex_unlock(&self.q.lock)
+        if acc != local:
+            free(acc)
 
     cpdef submit(self, Command cmd):
         """Count it among the queue's unfinished commands and hand it to the driver."""
         cmd._attach(self.tracker)
         cmd._commit()
 
+    def hold_events(self, queue):
+        """Let the fast path hand out native events of this queue: hold a reference to `queue`
+        (its CommandQueue) and one on its context for them, until the reaper finds none left."""
+        cdef int held
+        with nogil:
+            pthread_mutex_lock(&self.q.lock)
+            held = self.q.event_hold
+            pthread_mutex_unlock(&self.q.lock)
+        if held:
+            return
+        queue.context.retain()
+        Py_INCREF(queue)
+        with nogil:
+            pthread_mutex_lock(&self.q.lock)
+            held = self.q.event_hold
+            if not held:
+                self.q.event_hold = 1
+                self.q.owner = <PyObject *>queue
+                qcore_check_unhold(self.q)      # none may come: the reaper checks later
+            pthread_mutex_unlock(&self.q.lock)
+        if held:                                # another thread was first
+            queue.context.release()
+            Py_XDECREF(<PyObject *>queue)
+
+    @property
+    def native_events(self):
+        return self.q.n_events
+
+    @property
+    def holds_events(self):
+        return bool(self.q.event_hold)
+
+
+# ---------------------------------------------------------------------------------------------
+# Launch plans (plan_t; a LaunchPlan for Python): what every launch of a kernel with its current
+# argument values shares. A plan *holds* the objects its launches need (the program, buffers)
+# from its first launch until the reaper finds none pending; launches start only on a holding
+# plan, so a native launch never needs Python to keep anything alive.
+# ---------------------------------------------------------------------------------------------
+
+cdef inline void plan_incref(plan_t *p) noexcept nogil:
+    pp_add(&p.refs, 1)
+
+
+cdef void plan_decref(plan_t *p) noexcept nogil:
+    if pp_add(&p.refs, -1) != 0:
+        return
+    free(p.args)
+    free(p.cells)
+    free(p.acc)
+    pthread_mutex_destroy(&p.lock)
+    free(p)
+
+
+cdef inline void geometry_request(int work_dim, size_t global_size, size_t local_size, size_t offset,
+                                  uint64_t *out, int *flags) noexcept nogil:
+    """A launch request as compared with the plan's cache (pointers to size_t[work_dim])."""
+    cdef int d
+    memset(out, 0, 9 * sizeof(uint64_t))
+    flags[0] = (local_size != 0) | ((offset != 0) << 1)
+    for d in range(work_dim):
+        out[d] = (<size_t *>global_size)[d]
+        if local_size:
+            out[3 + d] = (<size_t *>local_size)[d]
+        if offset:
+            out[6 + d] = (<size_t *>offset)[d]
+
+
+cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, size_t local_size,
+                    size_t offset, uint64_t *geo, int *empty) noexcept nogil:
+    """A launch begins: 1 (counted as pending; geo/empty: the validated geometry) if the request
+    is the geometry the Python path validated and the plan holds its objects; 0 if it does not
+    hold them; -1 if the geometry is another one."""
+    cdef uint64_t req[9]
+    cdef int flags, r = 1
+    if global_size == 0 or work_dim < 1 or work_dim > 3:
+        return -1
+    geometry_request(work_dim, global_size, local_size, offset, req, &flags)
+    pthread_mutex_lock(&p.lock)
+    if (work_dim != p.geo_dim or device != p.geo_device or flags != p.geo_flags
+            or memcmp(req, p.geo_in, sizeof(req)) != 0):
+        r = -1
+    elif not p.holding:
+        r = 0
+    else:
+        p.pending += 1
+        memcpy(geo, p.geo_out, sizeof(p.geo_out))
+        empty[0] = p.geo_empty
+    pthread_mutex_unlock(&p.lock)
+    return r
+
+
+cdef inline void plan_check_unhold(plan_t *p) noexcept nogil:
+    """(p.lock held) Nothing pending: let the reaper release what the plan holds."""
+    if p.pending == 0 and p.holding and not p.reap_queued:
+        p.reap_queued = 1
+        plan_reap_push(p)
+
+
+cdef void plan_finished(plan_t *p) noexcept nogil:
+    pthread_mutex_lock(&p.lock)
+    p.pending -= 1
+    plan_check_unhold(p)
+    pthread_mutex_unlock(&p.lock)
+
+
+cdef void _plan_unhold(plan_t *p):
+    """Reaper: release what the plan holds if no launch is pending (GIL held)."""
+    cdef PyObject *owner = NULL
+    pthread_mutex_lock(&p.lock)
+    p.reap_queued = 0
+    if p.pending == 0 and p.holding:
+        p.holding = 0
+        owner, p.owner = p.owner, NULL
+    pthread_mutex_unlock(&p.lock)
+    if owner != NULL:
+        (<object>owner)._release_retained()
+        Py_XDECREF(owner)
+
+
+cdef int fill_launch(cmd_t *c, plan_t *p, uint64_t *geo, int work_dim, int empty) noexcept nogil:
+    """Make c a launch of plan p with a validated geometry (an empty range: a no-op). 0, or -1
+    when out of memory."""
+    cdef uint64_t *argv
+    cdef int d, j
+    if empty:
+        return 0
+    c.kind = K_NDRANGE
+    c.fn = p.fn
+    c.args_size = p.args_size
+    c.args = <char *>pp_aligned(p.args_size)
+    if c.args == NULL:
+        return -1
+    memcpy(c.args, p.args, p.args_size)
+    c.n_args = p.n_args
+    argv = <uint64_t *>c.args
+    for j in range(p.n_args):
+        argv[j] = argv[j] - <uint64_t>p.args + <uint64_t>c.args
+    if p.n_cells:
+        c.patch = <size_t *>malloc(p.n_cells * sizeof(size_t))
+        if c.patch == NULL:
+            return -1
+        c.n_patch = p.n_cells
+        memcpy(c.patch, p.cells, p.n_cells * sizeof(size_t))
+    c.scratch_size = p.scratch_size
+    c.geo.work_dim = work_dim
+    c.total = 1
+    for d in range(3):
+        c.geo.global_size[d] = geo[d]
+        c.geo.local_size[d] = geo[3 + d]
+        c.geo.global_offset[d] = geo[6 + d]
+        c.geo.num_groups[d] = geo[d] // geo[3 + d]
+        c.total *= c.geo.num_groups[d]
+    return 0
+
 
 cdef class LaunchPlan:
     """What every launch of a kernel with its current argument values shares (built by
-    core/kernel.py once per change of the arguments): the argument block and its local-pointer
-    cells, the code, the merged memory accesses for ordering, and the objects that must stay
-    alive while launches are pending -- retained once when the first launch starts and released
-    when the last one has finished (the plan is each command's clean-up hook), instead of once
-    per command. It also caches the last launch geometry the Python path validated."""
-    cdef size_t fn
-    cdef char *args
-    cdef size_t args_size
-    cdef int n_args
-    cdef size_t *cells
-    cdef int n_cells
-    cdef readonly size_t scratch_size
-    cdef object owner
+    core/kernel.py once per change of the arguments): a copy of the argument block and its
+    local-pointer cells, the code, the merged memory accesses for ordering, and the objects that
+    must stay alive while launches are pending (`retained`: retained when the plan starts
+    holding, released by the reaper once nothing is pending). It also caches the last launch
+    geometry the Python path validated, which the native fast path accepts."""
+    cdef plan_t *p
     cdef readonly tuple retained
     cdef readonly object code
-    cdef readonly object accesses
     cdef readonly object context
-    cdef readonly long pending
-    # geometry cache: the request (dim, global, local, offset, which were NULL) -> the result
-    cdef object geo_device
-    cdef uint64_t geo_in[9]
-    cdef int geo_dim, geo_flags, geo_empty
-    cdef uint64_t geo_out[9]
+    cdef readonly size_t scratch_size
 
     def __cinit__(self, size_t fn, size_t args, size_t args_size, int n_args, local_cells,
-                  size_t scratch_size, owner, retained, code, accesses, context):
+                  size_t scratch_size, retained, code, accesses, context):
+        cdef plan_t *p = <plan_t *>calloc(1, sizeof(plan_t))
+        cdef uint64_t *argv
         cdef int j
-        self.fn, self.args, self.args_size, self.n_args = fn, <char *>args, args_size, n_args
-        self.n_cells = len(local_cells)
-        self.cells = <size_t *>malloc(max(1, self.n_cells) * sizeof(size_t))
-        for j in range(self.n_cells):
-            self.cells[j] = local_cells[j]
-        self.scratch_size = scratch_size
-        self.owner, self.retained, self.code = owner, tuple(retained), code
-        self.accesses, self.context = accesses, context
-        self.geo_dim = 0
+        if p == NULL:
+            raise MemoryError()
+        pthread_mutex_init(&p.lock, NULL)
+        p.refs = 1
+        self.p = p
+        p.fn, p.args_size, p.n_args = <void *>fn, args_size, n_args
+        p.args = <char *>pp_aligned(args_size)
+        p.n_cells = len(local_cells)
+        p.cells = <size_t *>malloc(max(1, p.n_cells) * sizeof(size_t))
+        p.n_acc = 0 if accesses is None else len(accesses)
+        p.acc = <access_t *>malloc(max(1, p.n_acc) * sizeof(access_t))
+        if p.args == NULL or p.cells == NULL or p.acc == NULL:
+            raise MemoryError()
+        memcpy(p.args, <char *>args, args_size)
+        argv = <uint64_t *>p.args
+        for j in range(n_args):
+            argv[j] = argv[j] - <uint64_t>args + <uint64_t>p.args
+        for j in range(p.n_cells):
+            p.cells[j] = local_cells[j]
+        p.acc_unknown = accesses is None
+        if accesses is not None:
+            for j, (key, writes) in enumerate(accesses):
+                p.acc[j].key, p.acc[j].writes = id(key), bool(writes)
+        p.scratch_size = self.scratch_size = scratch_size
+        p.context = id(context)
+        self.retained, self.code, self.context = tuple(retained), code, context
 
     def __dealloc__(self):
-        free(self.cells)
+        if self.p != NULL:
+            plan_decref(self.p)
 
-    def __call__(self):
-        """One launch finished (run by reap()): release the objects after the last one."""
-        self.pending -= 1
-        if self.pending == 0:
-            for obj in reversed(self.retained):
+    @property
+    def pending(self):
+        return self.p.pending
+
+    @property
+    def holding(self):
+        return bool(self.p.holding)
+
+    def hold(self):
+        """Retain the plan's objects (and keep this object alive) for launches to start."""
+        cdef int held
+        with nogil:
+            pthread_mutex_lock(&self.p.lock)
+            held = self.p.holding
+            pthread_mutex_unlock(&self.p.lock)
+        if held:
+            return
+        for obj in self.retained:
+            obj.retain()
+        Py_INCREF(self)
+        with nogil:
+            pthread_mutex_lock(&self.p.lock)
+            held = self.p.holding
+            if not held:
+                self.p.holding = 1
+                self.p.owner = <PyObject *>self
+                plan_check_unhold(self.p)       # no launch may come: the reaper checks later
+            pthread_mutex_unlock(&self.p.lock)
+        if held:                                # another thread was first
+            self._release_retained()
+            Py_XDECREF(<PyObject *>self)
+
+    def _release_retained(self):
+        failure = None
+        for obj in reversed(self.retained):
+            try:
                 obj.release()
-
-    cdef void _started(self):
-        if self.pending == 0:
-            for obj in self.retained:
-                obj.retain()
-        self.pending += 1
+            except BaseException as e:           # release the others all the same
+                failure = e
+        if failure is not None:
+            sys.stderr.write(f"pyplat: clean-up failed: {failure!r}\n")
 
     def remember_geometry(self, device, int work_dim, size_t global_size, size_t local_size,
                           size_t offset, result_global, result_local, result_offset, bint empty):
         """Cache a geometry the caller validated (pointers to the request's size_t arrays)."""
-        cdef int d
-        self._request(work_dim, global_size, local_size, offset, self.geo_in, &self.geo_flags)
-        for d in range(3):
-            self.geo_out[d], self.geo_out[3 + d], self.geo_out[6 + d] = (
-                result_global[d], result_local[d], result_offset[d])
-        self.geo_empty = empty
-        self.geo_device = device
-        self.geo_dim = work_dim
-
-    cdef inline void _request(self, int work_dim, size_t global_size, size_t local_size, size_t offset,
-                              uint64_t *out, int *flags) noexcept:
-        cdef int d
-        memset(out, 0, 9 * sizeof(uint64_t))
-        flags[0] = (local_size != 0) | ((offset != 0) << 1)
-        for d in range(work_dim):
-            out[d] = (<size_t *>global_size)[d]
-            if local_size:
-                out[3 + d] = (<size_t *>local_size)[d]
-            if offset:
-                out[6 + d] = (<size_t *>offset)[d]
-
-    cdef bint _geometry_is(self, object device, int work_dim, size_t global_size, size_t local_size,
-                           size_t offset):
         cdef uint64_t req[9]
-        cdef int flags
-        if work_dim != self.geo_dim or device is not self.geo_device or global_size == 0:
-            return False
-        self._request(work_dim, global_size, local_size, offset, req, &flags)
-        return flags == self.geo_flags and memcmp(req, self.geo_in, sizeof(req)) == 0
-
-
-cdef Command _launch(QueueCore q, LaunchPlan plan, uint64_t *geo, int work_dim, bint empty,
-                     list waits, object name):
-    """Build, link and submit a kernel command from a plan and a validated geometry."""
-    cdef Command cmd = Command.__new__(Command, K_NOP, q.driver, name)
-    cdef cmd_t *c = cmd.c
-    cdef uint64_t *argv
-    cdef int d, j
-    cdef list hooks
-    if not empty:
-        c.kind = K_NDRANGE
-        c.fn = <void *>plan.fn
-        c.args_size = plan.args_size
-        c.args = <char *>pp_aligned(plan.args_size)
-        memcpy(c.args, plan.args, plan.args_size)
-        c.n_args = plan.n_args
-        argv = <uint64_t *>c.args
-        for j in range(plan.n_args):
-            argv[j] = argv[j] - <uint64_t>plan.args + <uint64_t>c.args
-        if plan.n_cells:
-            c.n_patch = plan.n_cells
-            c.patch = <size_t *>malloc(plan.n_cells * sizeof(size_t))
-            memcpy(c.patch, plan.cells, plan.n_cells * sizeof(size_t))
-        c.scratch_size = plan.scratch_size
-        c.geo.work_dim = work_dim
-        c.total = 1
+        cdef uint64_t out[9]
+        cdef int flags, d
+        geometry_request(work_dim, global_size, local_size, offset, req, &flags)
         for d in range(3):
-            c.geo.global_size[d] = geo[d]
-            c.geo.local_size[d] = geo[3 + d]
-            c.geo.global_offset[d] = geo[6 + d]
-            c.geo.num_groups[d] = geo[d] // geo[3 + d]
-            c.total *= c.geo.num_groups[d]
-    plan._started()
-    Py_INCREF(plan)                      # the clean-up hook run by reap(): the plan's pending count
-    c.hooks = <PyObject *>plan
+            out[d], out[3 + d], out[6 + d] = result_global[d], result_local[d], result_offset[d]
+        with nogil:
+            pthread_mutex_lock(&self.p.lock)
+            memcpy(self.p.geo_in, req, sizeof(req))
+            memcpy(self.p.geo_out, out, sizeof(out))
+            self.p.geo_flags, self.p.geo_empty = flags, empty
+            self.p.geo_dim = work_dim
+            pthread_mutex_unlock(&self.p.lock)
+        self.p.geo_device = id(device)
+
+
+def launch_kernel(QueueCore q, LaunchPlan plan, device, int work_dim, size_t global_size,
+                  size_t local_size, size_t offset, waits, name=""):
+    """The Python API path's kernel launch, after its checks; the geometry must have been given
+    to plan.remember_geometry for this request. Returns the Command."""
+    cdef uint64_t geo[9]
+    cdef int empty = 0, r
+    cdef Command cmd = Command(K_NOP, q.driver, name)
+    cdef cmd_t *c = cmd.c
+    while True:
+        r = plan_start(plan.p, id(device), work_dim, global_size, local_size, offset, geo, &empty)
+        if r == 1:
+            break
+        if r < 0:
+            raise ValueError("launch geometry not validated")
+        plan.hold()
+    plan_incref(plan.p)
+    c.plan = plan.p                    # told when the launch finished (or freed unlaunched)
+    if fill_launch(c, plan.p, geo, work_dim, empty) < 0:
+        raise MemoryError()
     for w in waits:
         link(c, (<Command>w).c)
-    q.order(cmd, False, plan.accesses)
+    with nogil:
+        pthread_mutex_lock(&q.q.lock)
+        order_locked(q.q, c, 0, plan.p.acc, plan.p.n_acc, plan.p.acc_unknown)
+        pthread_mutex_unlock(&q.q.lock)
     q.submit(cmd)
     return cmd
 
 
-def launch_kernel(QueueCore q, LaunchPlan plan, device, int work_dim, size_t global_size, size_t local_size,
-                  size_t offset, waits, name=""):
-    """The Python API path's kernel launch, after its checks; the geometry must have been given
-    to plan.remember_geometry for this request. Returns the Command."""
-    if not plan._geometry_is(device, work_dim, global_size, local_size, offset):
-        raise ValueError("launch geometry not validated")
-    return _launch(q, plan, plan.geo_out, work_dim, plan.geo_empty, list(waits), name)
-
-
 # ---------------------------------------------------------------------------------------------
-# Native fast path of clEnqueueNDRangeKernel, clRetainEvent and clReleaseEvent
+# Native fast path: clEnqueueNDRangeKernel, clRetainEvent, clReleaseEvent, clFlush, clFinish
+# answered in C without the GIL (docs/runtime.md, "Fast path").
 #
-# Each try_* function answers the common case natively and returns 1 with the status set, or
-# returns 0 without having done anything; the direct entries (runtime/_entries.pyx) then call the
-# Python implementation, which gives the spec's codes and messages -- and, for a kernel launch,
-# primes its plan and geometry cache for the next call. Core objects are found through the API
-# layer's handle registry (a dict: a stale or foreign pointer is never read) and checked by
-# class; all of it runs with the GIL held.
-# ---------------------------------------------------------------------------------------------
-
-cdef dict _registry = None                     # handle address -> core object (api/handles.py)
-cdef type _queue_cls = None, _kernel_cls = None, _event_cls = None
-ctypedef int (*try_ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
-                               size_t, int32_t *) noexcept
-ctypedef int (*try_event_fn)(size_t, int32_t *) noexcept
-
-
-cdef inline object _registered(size_t h, type cls):
-    obj = _registry.get(h)
-    return obj if obj is not None and isinstance(obj, cls) else None
-
-
-cdef void _internal_error(const char *where) noexcept:
-    try:
-        sys.stderr.write(f"pyplat: internal error in the fast path of {where.decode()}:\n"
-                         f"{traceback.format_exc()}")
-    except BaseException:
-        pass
-
-
-cdef int try_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
-                     size_t local_size, uint32_t n_events, size_t events, size_t event,
-                     int32_t *status) noexcept with gil:
-    cdef LaunchPlan plan
-    cdef QueueCore core
-    cdef list waits = []
-    cdef uint32_t i
-    try:
-        q = _registered(queue, _queue_cls)
-        k = _registered(kernel, _kernel_cls)
-        if q is None or k is None or (n_events == 0) != (events == 0):
-            return 0
-        p, c = k._plan, q.core
-        if type(p) is not LaunchPlan or type(c) is not QueueCore:
-            return 0
-        plan, core = <LaunchPlan>p, <QueueCore>c
-        if plan.context is not core.context or not plan._geometry_is(core.device, work_dim, global_size,
-                                                                     local_size, offset):
-            return 0
-        for i in range(n_events):
-            w = _event_command((<size_t *>events)[i], core.context)
-            if w is None:
-                return 0
-            waits.append(w)
-    except BaseException:
-        _internal_error(b"clEnqueueNDRangeKernel")
-        return 0                            # nothing done yet: the Python path answers
-    try:
-        cmd = _launch(core, plan, plan.geo_out, work_dim, plan.geo_empty, waits, "")
-        if event:
-            (<size_t *>event)[0] = _new_event(q, core, cmd)
-        status[0] = CL_SUCCESS_
-    except BaseException:
-        _internal_error(b"clEnqueueNDRangeKernel")
-        status[0] = CL_OUT_OF_HOST_MEMORY_
-    return 1
-
-
-# ---------------------------------------------------------------------------------------------
-# Native events of the fast path
+# The API layer publishes the handles of queues, kernels and events in a native table (address
+# -> queue core, kernel slot or command, with the context), so a handle is checked without
+# Python and a foreign or stale pointer is never read. Each n_* function answers the common case
+# and returns DEFER otherwise, having changed nothing; the caller then runs the Python
+# implementation, which gives the spec's codes and messages and primes the state the next native
+# call needs (a validated geometry, a holding plan, a queue holding references for events).
 #
-# An event handed out by the fast path is a native handle (same leading layout as the API
-# layer's handle structs) holding its command, queue and context and an OpenCL reference count.
-# clRetainEvent / clReleaseEvent on it are answered here. The first time any Python API function
-# needs it (info, callbacks, waits, ...), the API layer *adopts* it: it makes the core Event
-# object, which takes over the count and the references, and registers it under this very
-# address; from then on it is an ordinary handle whose memory the runtime frees when the API
-# layer forgets it. Freed handles are quarantined like the API layer's, so that a stale pointer
-# reads as dead for a while instead of as a new event.
+# An event the fast path hands out is a native handle (the API layer's handle layout, then an
+# OpenCL count and its queue core); the table maps it to its command. The first time a Python
+# entry needs it (info, callbacks, ...), the API layer *adopts* it: a core Event takes over the
+# count, and retains/releases of it go to Python from then on. Freed native handles are
+# quarantined like the API layer's, so that a stale pointer reads as dead for a while.
 # ---------------------------------------------------------------------------------------------
+
+DEF DEFER = 0x50594446            # "not answered here": icd/shim.h, PYPLAT_DEFER
+DEF H_QUEUE = 4                   # handle kinds: pyplat/api/handles.py
+DEF H_KERNEL = 7
+DEF H_EVENT = 8
+DEF HF_NATIVE = 1                 # a native event: memory and count are the runtime's
+DEF HF_ADOPTED = 2                # ... whose count a core Event has taken over
+DEF MAX_NATIVE_WAITS = 64
+DEF EVENT_QUARANTINE = 4096
+
+cdef struct hent_t:
+    size_t key                    # handle address; 0: free, 1: deleted
+    int kind
+    int flags
+    void *ptr                     # a reference: qcore_t (queues), kslot_t (kernels), cmd_t (events)
+    size_t context                # id of the core context (queues, events)
+
+cdef struct kslot_t:              # a kernel's current plan (KernelSlot)
+    long refs
+    plan_t *plan                  # (tab_lock) NULL when the arguments changed since
 
 cdef struct nevent_t:
-    void *dispatch
+    void *dispatch                # the API layer's handle layout ...
     uint32_t magic
     uint32_t kind
     uint64_t serial
-    PyObject *obj                 # the adopted core Event, NULL before
-    long refs                     # OpenCL reference count until adopted
-    PyObject *command
-    PyObject *queue
-    PyObject *context
-    PyObject *core
+    long refs                     # ... then the OpenCL count until adopted
+    qcore_t *q                    # a reference until adopted or released
 
+cdef pthread_mutex_t tab_lock
+pthread_mutex_init(&tab_lock, NULL)
+cdef hent_t *tab = NULL
+cdef size_t tab_cap = 0
+cdef size_t tab_used = 0          # live and deleted slots
+cdef nevent_t *dead_events[EVENT_QUARANTINE]
+cdef long dead_next = 0
 cdef size_t h_dispatch = 0
-cdef uint32_t h_magic = 0, h_dead = 0, h_event = 0
-cdef uint64_t _event_serial = (<uint64_t>1) << 62
-cdef set _native_events = set()               # live native event handles (addresses)
-cdef object _dead_events = None               # collections.deque of addresses (quarantine)
-DEF EVENT_QUARANTINE = 4096
+cdef uint32_t h_magic = 0, h_dead = 0
+cdef long event_serial = (<long>1) << 62
 
 
-cdef size_t _new_event(object queue, QueueCore core, Command cmd) except 0:
-    global _event_serial
-    cdef nevent_t *s = <nevent_t *>calloc(1, sizeof(nevent_t))
-    if s == NULL:
-        raise MemoryError()
-    if core.native_events == 0:
-        core.context.retain()            # one context reference for all of the queue's
-    core.native_events += 1
-    s.dispatch = <void *>h_dispatch
-    s.magic, s.kind = h_magic, h_event
-    _event_serial += 1
-    s.serial = _event_serial
-    s.refs = 1
-    Py_INCREF(cmd)
-    Py_INCREF(queue)
-    Py_INCREF(core.context)
-    Py_INCREF(core)
-    s.command, s.queue, s.context, s.core = (<PyObject *>cmd, <PyObject *>queue, <PyObject *>core.context,
-                                             <PyObject *>core)
-    _native_events.add(<size_t>s)
-    return <size_t>s
-
-
-cdef void _native_gone(QueueCore core):
-    """A native event stopped counting on its queue's context reference."""
-    core.native_events -= 1
-    if core.native_events == 0:
-        core.context.release()
-
-
-cdef void _bury(nevent_t *s):
-    """Dead handle into quarantine; the oldest one out of it is freed."""
-    s.magic = h_dead
-    s.obj = NULL
-    _dead_events.append(<size_t>s)
-    if len(_dead_events) > EVENT_QUARANTINE:
-        free(<void *>(<size_t>_dead_events.popleft()))
-
-
-cdef void _drop_native_refs(nevent_t *s):
-    cdef PyObject *cmd = s.command
-    cdef PyObject *queue = s.queue
-    cdef PyObject *context = s.context
-    cdef PyObject *core = s.core
-    s.command = s.queue = s.context = s.core = NULL
-    Py_XDECREF(cmd)
-    Py_XDECREF(queue)
-    Py_XDECREF(context)
-    Py_XDECREF(core)
-
-
-cdef inline nevent_t *_native_event(size_t h):
-    """The native event at h if it is one that has not been adopted, else NULL."""
-    cdef nevent_t *s
-    if h == 0 or h not in _native_events:
+cdef hent_t *tab_find(size_t key) noexcept nogil:
+    """(tab_lock held) The live entry of a handle address, or NULL."""
+    cdef size_t mask, j
+    if tab_cap == 0 or key <= 1:
         return NULL
-    s = <nevent_t *>h
-    return s if s.obj == NULL else NULL
+    mask = tab_cap - 1
+    j = key_hash(key) & mask
+    while tab[j].key != 0:
+        if tab[j].key == key:
+            return &tab[j]
+        j = (j + 1) & mask
+    return NULL
 
 
-cdef object _event_command(size_t h, object context):
-    """The Command of event handle h if it belongs to `context`, else None (native or adopted)."""
-    cdef nevent_t *s = _native_event(h)
-    if s != NULL:
-        return <object>s.command if <object>s.context is context else None
-    e = _registered(h, _event_cls)
-    if e is None or e.context is not context:
-        return None
-    return e.command
+cdef void tab_rehash(size_t cap) noexcept nogil:
+    global tab, tab_cap, tab_used
+    cdef hent_t *old = tab
+    cdef size_t n = tab_cap, i, j, mask = cap - 1
+    tab = <hent_t *>calloc(cap, sizeof(hent_t))
+    if tab == NULL:
+        abort_oom()
+    tab_cap, tab_used = cap, 0
+    for i in range(n):
+        if old[i].key > 1:
+            j = key_hash(old[i].key) & mask
+            while tab[j].key != 0:
+                j = (j + 1) & mask
+            tab[j] = old[i]
+            tab_used += 1
+    free(old)
 
 
-cdef int try_retain_event(size_t h, int32_t *status) noexcept with gil:
-    cdef nevent_t *s = _native_event(h)
-    if s == NULL:
-        return 0
-    s.refs += 1
-    status[0] = CL_SUCCESS_
-    return 1
+cdef hent_t *tab_insert(size_t key) noexcept nogil:
+    """(tab_lock held) A new entry for a handle address that has none."""
+    global tab_used
+    cdef size_t mask, j
+    if (tab_used + 1) * 2 > tab_cap:
+        tab_rehash(tab_cap * 2 if tab_used * 4 > tab_cap else max(tab_cap, 256))
+    mask = tab_cap - 1
+    j = key_hash(key) & mask
+    while tab[j].key > 1:
+        j = (j + 1) & mask
+    if tab[j].key == 0:
+        tab_used += 1
+    memset(&tab[j], 0, sizeof(hent_t))
+    tab[j].key = key
+    return &tab[j]
 
 
-cdef int try_release_event(size_t h, int32_t *status) noexcept with gil:
-    cdef nevent_t *s = _native_event(h)
-    if s == NULL:
-        return 0
-    status[0] = CL_SUCCESS_
-    s.refs -= 1
-    if s.refs == 0:
-        try:
-            _native_events.discard(h)
-            core = <object>s.core
-            _drop_native_refs(s)
-            _bury(s)
-            _native_gone(core)
-        except BaseException:
-            _internal_error(b"clReleaseEvent")
-            status[0] = CL_OUT_OF_HOST_MEMORY_
-    return 1
+cdef void bury_event(nevent_t *s) noexcept nogil:
+    """(tab_lock held) A dead native handle into quarantine; the oldest one there is freed."""
+    global dead_next
+    s.magic = h_dead
+    free(dead_events[dead_next])
+    dead_events[dead_next] = s
+    dead_next = (dead_next + 1) % EVENT_QUARANTINE
+
+
+cdef void kslot_decref(kslot_t *k) noexcept nogil:
+    if pp_add(&k.refs, -1) == 0:
+        if k.plan != NULL:
+            plan_decref(k.plan)
+        free(k)
+
+
+cdef void entry_release(int kind, void *ptr) noexcept nogil:
+    """Drop the reference an entry held (after tab_lock is released)."""
+    if ptr == NULL:
+        return
+    if kind == H_QUEUE:
+        qcore_decref(<qcore_t *>ptr)
+    elif kind == H_KERNEL:
+        kslot_decref(<kslot_t *>ptr)
+    elif kind == H_EVENT:
+        cmd_decref(<cmd_t *>ptr)
+
+
+cdef class KernelSlot:
+    """A kernel's current launch plan as the native fast path sees it (core/kernel.py)."""
+    cdef kslot_t *k
+
+    def __cinit__(self):
+        self.k = <kslot_t *>calloc(1, sizeof(kslot_t))
+        if self.k == NULL:
+            raise MemoryError()
+        self.k.refs = 1
+
+    def __dealloc__(self):
+        if self.k != NULL:
+            kslot_decref(self.k)
+
+    def set_plan(self, LaunchPlan plan):
+        """The plan of the current arguments, or None when they changed."""
+        cdef plan_t *new = NULL if plan is None else plan.p
+        cdef plan_t *old
+        if new != NULL:
+            plan_incref(new)
+        with nogil:
+            pthread_mutex_lock(&tab_lock)
+            old, self.k.plan = self.k.plan, new
+            pthread_mutex_unlock(&tab_lock)
+            if old != NULL:
+                plan_decref(old)
+
+
+def publish_handle(size_t address, int kind, native, context):
+    """The API layer made a handle: queues with their QueueCore, kernels with their KernelSlot,
+    events with their Command; `context` is the core context of queues and events."""
+    cdef void *ptr
+    cdef hent_t *e
+    if kind == H_QUEUE:
+        ptr = (<QueueCore?>native).q
+        qcore_incref(<qcore_t *>ptr)
+    elif kind == H_KERNEL:
+        ptr = (<KernelSlot?>native).k
+        pp_add(&(<kslot_t *>ptr).refs, 1)
+    elif kind == H_EVENT:
+        ptr = (<Command?>native).c
+        cmd_incref(<cmd_t *>ptr)
+    else:
+        raise ValueError(f"handle kind {kind} is not published")
+    cdef size_t ctx = id(context)
+    with nogil:
+        pthread_mutex_lock(&tab_lock)
+        e = tab_find(address)
+        if e == NULL:
+            e = tab_insert(address)
+        else:                               # cannot happen: forgotten handles are withdrawn
+            entry_release(e.kind, e.ptr)
+        e.kind, e.flags, e.ptr, e.context = kind, 0, ptr, ctx
+        pthread_mutex_unlock(&tab_lock)
+
+
+def withdraw_handle(size_t address):
+    """The API layer forgot a handle (its object was destroyed); an adopted native event's
+    memory goes into the runtime's quarantine."""
+    cdef hent_t *e
+    cdef int kind = 0
+    cdef void *ptr = NULL
+    with nogil:
+        pthread_mutex_lock(&tab_lock)
+        e = tab_find(address)
+        if e != NULL:
+            kind, ptr = e.kind, e.ptr
+            if e.flags & HF_NATIVE:
+                bury_event(<nevent_t *>address)
+            e.key, e.ptr = 1, NULL
+        pthread_mutex_unlock(&tab_lock)
+        entry_release(kind, ptr)
+
+
+cdef Command wrap_command(cmd_t *c, Driver driver):
+    """A Command for an existing cmd_t (takes over one reference)."""
+    cdef Command cmd = Command(K_NOP, driver, "")
+    cmd_decref(cmd.c)
+    cmd.c = c
+    return cmd
 
 
 def adopt_event(size_t h, factory):
-    """For the API layer's registry, on a handle it does not know: if h is a native event not yet
-    adopted, factory(queue, command, refcount) makes its core Event (taking over the count and a
-    context reference), which is recorded in the handle and returned; else None."""
-    cdef nevent_t *s = _native_event(h)
+    """For the API layer, on a handle it does not know: if h is a native event not yet adopted,
+    factory(queue, command, refcount) makes its core Event, which takes over the count (its queue
+    is the CommandQueue); it is returned. Else None."""
+    cdef hent_t *e
+    cdef nevent_t *s = NULL
+    cdef cmd_t *c = NULL
+    cdef qcore_t *q = NULL
+    cdef long refs = 0
+    with nogil:
+        pthread_mutex_lock(&tab_lock)
+        e = tab_find(h)
+        if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
+            e.flags |= HF_ADOPTED
+            s = <nevent_t *>h
+            refs, q, s.q = s.refs, s.q, NULL
+            c = <cmd_t *>e.ptr
+            cmd_incref(c)
+        pthread_mutex_unlock(&tab_lock)
     if s == NULL:
         return None
-    event = factory(<object>s.queue, <object>s.command, s.refs)
-    core = <object>s.core
-    s.obj = <PyObject *>event            # borrowed: the API layer's registry keeps it alive
-    _drop_native_refs(s)
-    _native_gone(core)                   # the Event holds its own context reference now
-    return event
+    try:
+        queue = <object>q.owner            # held while the queue has native events (this one)
+        return factory(queue, wrap_command(c, queue.driver), refs)
+    finally:
+        qcore_event_gone(q)
+        qcore_decref(q)
 
 
-def forget_native_handle(size_t h):
-    """The API layer forgot an adopted native event (its Event was destroyed)."""
-    if h in _native_events:
-        _native_events.discard(h)
-        _bury(<nevent_t *>h)
+cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
+                       size_t local_size, uint32_t n_events, size_t events, size_t event) noexcept nogil:
+    cdef cmd_t *waits[MAX_NATIVE_WAITS]
+    cdef hent_t *e
+    cdef qcore_t *q = NULL
+    cdef plan_t *p = NULL
+    cdef cmd_t *c
+    cdef nevent_t *s = NULL
+    cdef uint64_t geo[9]
+    cdef uint32_t i, n = 0
+    cdef int empty = 0, ok = 0, r
+    if (n_events == 0) != (events == 0) or n_events > MAX_NATIVE_WAITS:
+        return DEFER
+    # handles -> references, under the table lock
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(queue)
+    if e != NULL and e.kind == H_QUEUE:
+        q = <qcore_t *>e.ptr
+        e = tab_find(kernel)
+        if e != NULL and e.kind == H_KERNEL:
+            p = (<kslot_t *>e.ptr).plan
+            if p != NULL and p.context == q.context:
+                ok = 1
+                while n < n_events:
+                    e = tab_find((<size_t *>events)[n])
+                    if e == NULL or e.kind != H_EVENT or e.context != q.context:
+                        ok = 0
+                        break
+                    waits[n] = <cmd_t *>e.ptr
+                    cmd_incref(waits[n])
+                    n += 1
+    if ok:
+        qcore_incref(q)
+        plan_incref(p)
+    pthread_mutex_unlock(&tab_lock)
+    if not ok:
+        for i in range(n):
+            cmd_decref(waits[i])
+        return DEFER
+    r = plan_start(p, q.device, work_dim, global_size, local_size, offset, geo, &empty)
+    if r == 1 and event:
+        if not qcore_reserve_event(q):
+            plan_finished(p)
+            r = 0
+        else:
+            s = <nevent_t *>calloc(1, sizeof(nevent_t))
+            if s == NULL:
+                plan_finished(p)
+                qcore_event_gone(q)
+                r = 0
+    if r != 1:
+        for i in range(n):
+            cmd_decref(waits[i])
+        qcore_decref(q)
+        plan_decref(p)
+        return DEFER
+    # the command
+    c = cmd_new(K_NOP)
+    if c == NULL or fill_launch(c, p, geo, work_dim, empty) < 0:
+        if c != NULL:
+            cmd_free(c)
+        plan_finished(p)
+        for i in range(n):
+            cmd_decref(waits[i])
+        if s != NULL:
+            free(s)
+            qcore_event_gone(q)
+        qcore_decref(q)
+        plan_decref(p)
+        return CL_OUT_OF_HOST_MEMORY_
+    c.driver = q.driver
+    c.plan = p                             # our reference: told when the launch finished
+    for i in range(n):
+        link(c, waits[i])
+        cmd_decref(waits[i])
+    pthread_mutex_lock(&q.lock)
+    order_locked(q, c, 0, p.acc, p.n_acc, p.acc_unknown)
+    pthread_mutex_unlock(&q.lock)
+    cmd_attach(c, q.track)
+    if s != NULL:                          # the event: a native handle in the table
+        s.dispatch = <void *>h_dispatch
+        s.magic, s.kind = h_magic, H_EVENT
+        s.serial = <uint64_t>pp_add(&event_serial, 1)
+        s.refs = 1
+        s.q = q                            # our queue reference
+        cmd_incref(c)
+        pthread_mutex_lock(&tab_lock)
+        e = tab_insert(<size_t>s)
+        e.kind, e.flags, e.ptr, e.context = H_EVENT, HF_NATIVE, c, q.context
+        pthread_mutex_unlock(&tab_lock)
+        (<size_t *>event)[0] = <size_t>s
+    cmd_commit(c)
+    cmd_decref(c)                          # enqueue's reference: the queue and graph hold theirs
+    if s == NULL:
+        qcore_decref(q)
+    return CL_SUCCESS_
 
 
-def configure_fast_path(registry, queue_cls, kernel_cls, event_cls, size_t dispatch, magic, dead_magic,
-                        event_kind):
-    """Describe the API layer: its handle registry (address -> core object), the core classes of
-    queues, kernels and events, and its handle layout for native events (dispatch pointer, live and
-    dead magic, the event kind). Returns {name: address} of the try_* functions, for _entries."""
-    global _registry, _queue_cls, _kernel_cls, _event_cls, h_dispatch, h_magic, h_dead, h_event, _dead_events
-    import collections
-    _registry, _queue_cls, _kernel_cls, _event_cls = registry, queue_cls, kernel_cls, event_cls
-    h_dispatch, h_magic, h_dead, h_event = dispatch, magic, dead_magic, event_kind
-    _dead_events = collections.deque()
-    return {"clEnqueueNDRangeKernel": <size_t><try_ndrange_fn>try_ndrange,
-            "clRetainEvent": <size_t><try_event_fn>try_retain_event,
-            "clReleaseEvent": <size_t><try_event_fn>try_release_event}
+cdef int32_t n_retain_event(size_t h) noexcept nogil:
+    cdef hent_t *e
+    cdef int32_t r = DEFER
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(h)
+    if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
+        (<nevent_t *>h).refs += 1
+        r = CL_SUCCESS_
+    pthread_mutex_unlock(&tab_lock)
+    return r
+
+
+cdef int32_t n_release_event(size_t h) noexcept nogil:
+    cdef hent_t *e
+    cdef nevent_t *s
+    cdef cmd_t *c = NULL
+    cdef qcore_t *q = NULL
+    cdef int32_t r = DEFER
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(h)
+    if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
+        r = CL_SUCCESS_
+        s = <nevent_t *>h
+        s.refs -= 1
+        if s.refs == 0:
+            c, q, s.q = <cmd_t *>e.ptr, s.q, NULL
+            e.key, e.ptr = 1, NULL
+            bury_event(s)
+    pthread_mutex_unlock(&tab_lock)
+    if c != NULL:
+        cmd_decref(c)
+        qcore_event_gone(q)
+        qcore_decref(q)
+    return r
+
+
+cdef qcore_t *queue_ref(size_t queue) noexcept nogil:
+    """A reference to the queue core of a published queue handle, or NULL."""
+    cdef hent_t *e
+    cdef qcore_t *q = NULL
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(queue)
+    if e != NULL and e.kind == H_QUEUE:
+        q = <qcore_t *>e.ptr
+        qcore_incref(q)
+    pthread_mutex_unlock(&tab_lock)
+    return q
+
+
+cdef int32_t n_flush(size_t queue) noexcept nogil:
+    cdef qcore_t *q = queue_ref(queue)
+    if q == NULL:
+        return DEFER
+    q.driver.flush(q.driver)
+    qcore_decref(q)
+    return CL_SUCCESS_
+
+
+cdef int32_t n_finish(size_t queue) noexcept nogil:
+    """Wait for the queue; Python clean-up due (reap lists) is left to the Python clFinish, so
+    that what the program released is gone when clFinish returns."""
+    cdef qcore_t *q
+    if PyGILState_Check():               # never block holding the GIL: commands may need it
+        return DEFER
+    q = queue_ref(queue)
+    if q == NULL:
+        return DEFER
+    q.driver.flush(q.driver)
+    pthread_mutex_lock(&q.track.lock)
+    while q.track.count > 0:
+        pthread_cond_wait(&q.track.cv, &q.track.lock)
+    pthread_mutex_unlock(&q.track.lock)
+    qcore_decref(q)
+    return CL_SUCCESS_ if pp_load(&reap_count) == 0 and pp_load(&reaping) == 0 else DEFER
+
+
+ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
+                               size_t) noexcept nogil
+ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
+
+
+def configure_fast_path(size_t dispatch, magic, dead_magic):
+    """Describe the API layer's handle layout for native events (its dispatch pointer, live and
+    dead magic). Returns {name: address} of the native entries: same C signature as the OpenCL
+    function, DEFER when not answered (icd/shim.h)."""
+    global h_dispatch, h_magic, h_dead
+    h_dispatch, h_magic, h_dead = dispatch, magic, dead_magic
+    return {"clEnqueueNDRangeKernel": <size_t><ndrange_fn>n_ndrange,
+            "clRetainEvent": <size_t><handle_fn>n_retain_event,
+            "clReleaseEvent": <size_t><handle_fn>n_release_event,
+            "clFlush": <size_t><handle_fn>n_flush,
+            "clFinish": <size_t><handle_fn>n_finish}
+
+
+NATIVE_DEFER = DEFER

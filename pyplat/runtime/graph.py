@@ -17,6 +17,6 @@ fires the C callbacks due, notifies every command on the notify list through its
     .add_hook(fn)               Python clean-up after completion (see reap())
 """
 from pyplat.runtime._sched import (COMPLETE, KIND_COPY, KIND_FILL, KIND_NATIVE, KIND_NDRANGE,  # noqa: F401
-                                   KIND_NOP, KIND_PY, KIND_RECT, KIND_USER, QUEUED, RUNNING, SUBMITTED,
+                                   KIND_NOP, KIND_PY, KIND_RECT, KIND_USER, QUEUED, RUNNING, SUBMITTED, KernelSlot,
                                    ORDER_AUTO, ORDER_OUT_OF_ORDER, ORDER_SERIAL, Command, LaunchPlan,
                                    QueueCore, QueueTracker, launch_kernel, now_ns, reap)
