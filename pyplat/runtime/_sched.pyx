@@ -1998,6 +1998,7 @@ pthread_mutex_init(&tab_lock, NULL)
 cdef hent_t *tab = NULL
 cdef size_t tab_cap = 0
 cdef size_t tab_used = 0          # live and deleted slots
+cdef size_t tab_live = 0
 cdef nevent_t *dead_events[EVENT_QUARANTINE]
 cdef long dead_next = 0
 cdef size_t h_dispatch = 0
@@ -2039,10 +2040,13 @@ cdef void tab_rehash(size_t cap) noexcept nogil:
 
 cdef hent_t *tab_insert(size_t key) noexcept nogil:
     """(tab_lock held) A new entry for a handle address that has none."""
-    global tab_used
-    cdef size_t mask, j
-    if (tab_used + 1) * 2 > tab_cap:
-        tab_rehash(tab_cap * 2 if tab_used * 4 > tab_cap else max(tab_cap, 256))
+    global tab_used, tab_live
+    cdef size_t mask, j, cap = 256
+    if (tab_used + 1) * 2 > tab_cap:          # rebuilt without the deleted slots
+        while cap < 4 * (tab_live + 1):
+            cap *= 2
+        tab_rehash(cap)
+    tab_live += 1
     mask = tab_cap - 1
     j = key_hash(key) & mask
     while tab[j].key > 1:
@@ -2052,6 +2056,13 @@ cdef hent_t *tab_insert(size_t key) noexcept nogil:
     memset(&tab[j], 0, sizeof(hent_t))
     tab[j].key = key
     return &tab[j]
+
+
+cdef inline void tab_delete(hent_t *e) noexcept nogil:
+    """(tab_lock held)"""
+    global tab_live
+    e.key, e.ptr = 1, NULL
+    tab_live -= 1
 
 
 cdef void bury_event(nevent_t *s) noexcept nogil:
@@ -2151,7 +2162,7 @@ def withdraw_handle(size_t address):
             kind, ptr = e.kind, e.ptr
             if e.flags & HF_NATIVE:
                 bury_event(<nevent_t *>address)
-            e.key, e.ptr = 1, NULL
+            tab_delete(e)
         pthread_mutex_unlock(&tab_lock)
         entry_release(kind, ptr)
 
@@ -2317,7 +2328,7 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
         s.refs -= 1
         if s.refs == 0:
             c, q, s.q = <cmd_t *>e.ptr, s.q, NULL
-            e.key, e.ptr = 1, NULL
+            tab_delete(e)
             bury_event(s)
     pthread_mutex_unlock(&tab_lock)
     if c != NULL:
@@ -2386,3 +2397,8 @@ def configure_fast_path(size_t dispatch, magic, dead_magic):
 
 
 NATIVE_DEFER = DEFER
+
+
+def table_stats():
+    """(capacity, live entries) of the native handle table."""
+    return tab_cap, tab_live
