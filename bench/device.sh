@@ -7,6 +7,7 @@
 #   bash bench/device.sh bench [run.py args]    # install (if needed), then python bench/run.py ARGS
 #   REPEAT=3 RUN_TIMEOUT=200 bash bench/device.sh bench ...   # run.py REPEAT times, each time-limited
 #   REPS=5 SCALE=10 WORKERS="1 2 4 8 16" bash bench/device.sh raw  # sched_bench runs kept one by one
+#   bash bench/device.sh py bench/probe_pool.py ARGS  # a bench/ script under `pyplat run`
 #   bash bench/device.sh prepare                # HERE (Debian bookworm, apt + pip reachable): fill $CARRY
 #
 # The carried folder ($CARRY, default .devbench; ignored through .git/info/exclude, never
@@ -245,6 +246,12 @@ raw)
         done
     done
     ;;
+py)
+    # any bench/ script under pyplat run: bash bench/device.sh py bench/probe_pool.py ARGS
+    install_all > "$OUT/install.txt" 2>&1 || { cat "$OUT/install.txt"; exit 1; }
+    use_env
+    ( cd /tmp && pyplat run -- python "/tmp/pyplat-src/$1" "${@:2}" ) 2>&1 | tee "$OUT/py.txt"
+    ;;
 *)
-    echo "usage: bash bench/device.sh check|bench|raw [run.py args]" >&2; exit 2 ;;
+    echo "usage: bash bench/device.sh check|bench|raw|py [args]" >&2; exit 2 ;;
 esac

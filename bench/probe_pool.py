@@ -1,0 +1,79 @@
+"""Where the time of independent single-group kernels goes (kernel_imbalance of sched_bench.c):
+per rep, P kernels on an out-of-order profiling queue, then clFinish. Prints, per worker count,
+µs per kernel, the kernels' own run time (profiling START..END), the delay from enqueue to
+START, and the mean concurrency (sum of run times / wall time), for PyPlat and PoCL.
+
+    python bench/probe_pool.py [--kernels 64] [--reps 20] [--iters 20000]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+SRC = """
+__kernel void spin(__global float *out, int iters) {
+    float x = (float)get_global_id(0);
+    for (int i = 0; i < iters; i++) x = x * 0.999f + 0.5f;
+    out[get_global_id(0)] = x;
+}
+"""
+
+
+def probe(platform_name, kernels, reps, iters):
+    import numpy as np
+    import pyopencl as cl
+    plat = next(p for p in cl.get_platforms() if platform_name in p.name)
+    ctx = cl.Context(plat.get_devices()[:1])
+    q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+                        | cl.command_queue_properties.PROFILING_ENABLE)
+    k = cl.Program(ctx, SRC).build().spin
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * 4096)
+    k.set_args(out, np.int32(iters))
+    walls, runs, delays, conc = [], [], [], []
+    for r in range(reps + 2):
+        t0 = time.perf_counter()
+        evs = [cl.enqueue_nd_range_kernel(q, k, (1,), (1,), global_work_offset=(j,)) for j in range(kernels)]
+        q.finish()
+        wall = (time.perf_counter() - t0) * 1e6
+        if r < 2:
+            continue
+        starts = [e.profile.start for e in evs]
+        ends = [e.profile.end for e in evs]
+        queued = [e.profile.queued for e in evs]
+        walls.append(wall / kernels)
+        runs.append(statistics.mean((b - a) / 1e3 for a, b in zip(starts, ends)))
+        delays.append(statistics.mean((s - qd) / 1e3 for s, qd in zip(starts, queued)))
+        conc.append(sum((b - a) for a, b in zip(starts, ends)) / 1e3 / wall)
+    return statistics.median(walls), statistics.median(runs), statistics.median(delays), statistics.median(conc)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", type=int, default=64)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--iters", type=int, default=20000)
+    ap.add_argument("--workers", default="1,8,16")
+    ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.one:
+        print(*probe(a.one[0], a.kernels, a.reps, a.iters))
+        return
+    print(f"{a.kernels} kernels per rep: µs/kernel, run µs, enqueue->start µs, concurrency")
+    for w in a.workers.split(","):
+        for name in ("PyPlat", "Portable"):
+            env = dict(os.environ, PYPLAT_WORKERS=w, POCL_MAX_PTHREAD_COUNT=w, POCL_CPU_MAX_CU_COUNT=w)
+            r = subprocess.run([sys.executable, __file__, "--kernels", str(a.kernels), "--reps", str(a.reps),
+                                "--iters", str(a.iters), "--one", name, w], env=env, capture_output=True,
+                               text=True, timeout=300)
+            vals = r.stdout.split()
+            if r.returncode or len(vals) != 4:
+                print(f"w={w:>2} {name:8s} failed: {r.stderr[-300:]}")
+                continue
+            wall, run, delay, conc = map(float, vals)
+            print(f"w={w:>2} {name:8s} {wall:8.2f} {run:8.2f} {delay:9.1f} {conc:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
