@@ -318,3 +318,26 @@ def test_native_launches_from_several_c_threads(run_with_pyplat, tmp_path):
         r = run_with_pyplat([exe], env={"PYPLAT_WORKERS": workers})
         assert r.returncode == 0, r.stdout + r.stderr
         assert r.stdout.split() == ["0", str(4 * 3000)] + [str(3000)] * 4, r.stdout + r.stderr
+
+
+def test_other_offsets_are_answered_natively_and_checked(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k = create_kernel(prog, b"inc")
+    buf = make_buffer(ctx, 4 * 64)
+    set_arg(k, 0, buf)
+    g = (ctypes.c_size_t * 1)(4)
+    for j in range(16):
+        off = (ctypes.c_size_t * 1)(4 * j)
+        ev = ctypes.c_size_t()
+        assert CL.clEnqueueNDRangeKernel(q, k, 1, addr(off), addr(g), 0, 0, 0, addr(ev)) == 0
+        if j:                                # the first one validated the sizes in Python
+            assert ev.value not in handles.registry()
+        CL.clReleaseEvent(ev.value)
+    huge = (ctypes.c_size_t * 1)(2 ** 64 - 2)
+    assert CL.clEnqueueNDRangeKernel(q, k, 1, addr(huge), addr(g), 0, 0, 0, 0) == cl.CL_INVALID_GLOBAL_OFFSET
+    assert CL.clFinish(q) == 0
+    assert (read(q, buf, 4 * 64, np.int32) == 1).all()
+    CL.clReleaseKernel(k)
+    CL.clReleaseMemObject(buf)
+    CL.clReleaseCommandQueue(q)

@@ -366,9 +366,8 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
                       f"the device has {device.local_mem_size}")
     waits = wait_list(num_events_in_wait_list, event_wait_list, queue.context)
     # From here on the runtime's native fast path (runtime/_sched.pyx) answers repeats of this
-    # launch -- same queue device, arguments and sizes -- without calling this function.
-    plan.remember_geometry(device, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0,
-                           global_size, local, offset, empty)
+    # launch -- same queue device, arguments and sizes, any offset -- without calling this function.
+    plan.remember_geometry(device, work_dim, global_work_size, local_work_size or 0, global_size, local, empty)
     ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits)
     return_event(ev, event)
 

@@ -283,8 +283,8 @@ cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
     int geo_dim
     int geo_flags
     int geo_empty
-    uint64_t geo_in[9]
-    uint64_t geo_out[9]
+    uint64_t geo_in[6]            # global and local sizes (0: not given)
+    uint64_t geo_out[6]
     # launches in flight, and the objects retained for them
     long pending
     int holding                  # retains held (the plan's objects, the LaunchPlan itself)
@@ -1706,30 +1706,35 @@ cdef void plan_decref(plan_t *p) noexcept nogil:
     free(p)
 
 
-cdef inline void geometry_request(int work_dim, size_t global_size, size_t local_size, size_t offset,
+cdef inline void geometry_request(int work_dim, size_t global_size, size_t local_size,
                                   uint64_t *out, int *flags) noexcept nogil:
-    """A launch request as compared with the plan's cache (pointers to size_t[work_dim])."""
+    """A launch request as compared with the plan's cache (pointers to size_t[work_dim]); the
+    offset is not part of it: its only check (no overflow of offset + size) is made per launch."""
     cdef int d
-    memset(out, 0, 9 * sizeof(uint64_t))
-    flags[0] = (local_size != 0) | ((offset != 0) << 1)
+    memset(out, 0, 6 * sizeof(uint64_t))
+    flags[0] = local_size != 0
     for d in range(work_dim):
         out[d] = (<size_t *>global_size)[d]
         if local_size:
             out[3 + d] = (<size_t *>local_size)[d]
-        if offset:
-            out[6 + d] = (<size_t *>offset)[d]
 
 
 cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, size_t local_size,
                     size_t offset, uint64_t *geo, int *empty) noexcept nogil:
-    """A launch begins: 1 (counted as pending; geo/empty: the validated geometry) if the request
-    is the geometry the Python path validated and the plan holds its objects; 0 if it does not
-    hold them; -1 if the geometry is another one."""
-    cdef uint64_t req[9]
-    cdef int flags, r = 1
+    """A launch begins: 1 (counted as pending; geo/empty: the validated geometry with this
+    launch's offset) if the request is the geometry the Python path validated and the plan holds
+    its objects; 0 if it does not hold them; -1 if the geometry is another one or the offset
+    would overflow (the Python path reports that)."""
+    cdef uint64_t req[6]
+    cdef uint64_t off[3]
+    cdef int flags, d, r = 1
     if global_size == 0 or work_dim < 1 or work_dim > 3:
         return -1
-    geometry_request(work_dim, global_size, local_size, offset, req, &flags)
+    geometry_request(work_dim, global_size, local_size, req, &flags)
+    for d in range(3):
+        off[d] = (<size_t *>offset)[d] if offset and d < work_dim else 0
+        if req[d] + off[d] < off[d]:
+            return -1
     pthread_mutex_lock(&p.lock)
     if (work_dim != p.geo_dim or device != p.geo_device or flags != p.geo_flags
             or memcmp(req, p.geo_in, sizeof(req)) != 0):
@@ -1738,7 +1743,8 @@ cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, 
         r = 0
     else:
         p.pending += 1
-        memcpy(geo, p.geo_out, sizeof(p.geo_out))
+        memcpy(geo, p.geo_out, 6 * sizeof(uint64_t))
+        memcpy(geo + 6, off, sizeof(off))
         empty[0] = p.geo_empty
     pthread_mutex_unlock(&p.lock)
     return r
@@ -1900,14 +1906,15 @@ cdef class LaunchPlan:
             sys.stderr.write(f"pyplat: clean-up failed: {failure!r}\n")
 
     def remember_geometry(self, device, int work_dim, size_t global_size, size_t local_size,
-                          size_t offset, result_global, result_local, result_offset, bint empty):
-        """Cache a geometry the caller validated (pointers to the request's size_t arrays)."""
-        cdef uint64_t req[9]
-        cdef uint64_t out[9]
+                          result_global, result_local, bint empty):
+        """Cache a geometry the caller validated (pointers to the request's size_t arrays; the
+        offset is taken per launch)."""
+        cdef uint64_t req[6]
+        cdef uint64_t out[6]
         cdef int flags, d
-        geometry_request(work_dim, global_size, local_size, offset, req, &flags)
+        geometry_request(work_dim, global_size, local_size, req, &flags)
         for d in range(3):
-            out[d], out[3 + d], out[6 + d] = result_global[d], result_local[d], result_offset[d]
+            out[d], out[3 + d] = result_global[d], result_local[d]
         with nogil:
             pthread_mutex_lock(&self.p.lock)
             memcpy(self.p.geo_in, req, sizeof(req))
