@@ -49,6 +49,52 @@ def probe(platform_name, kernels, reps, iters):
     return statistics.median(walls), statistics.median(runs), statistics.median(delays), statistics.median(conc)
 
 
+READERS = """
+__kernel void reader(__global const float *in, __global float *out, int iters) {
+    float x = in[get_global_id(0)];
+    for (int i = 0; i < iters; i++) x = x * 0.999f + 0.5f;
+    out[get_global_id(0)] = x;
+}
+"""
+
+
+def probe_inorder(kernels, reps, iters):
+    """PyPlat only: sched_bench's in-order parallelisation (kernels reading one input, each
+    writing its own output, one in-order queue). The command timestamps PyPlat keeps for every
+    command (its profiling data) are read in process, since a profiling queue would be serial."""
+    import numpy as np
+    import pyopencl as cl
+    from pyplat.api import handles
+    from pyplat.core.event import Event
+    plat = next(p for p in cl.get_platforms() if "PyPlat" in p.name)
+    ctx = cl.Context(plat.get_devices()[:1])
+    q = cl.CommandQueue(ctx)
+    prog = cl.Program(ctx, READERS).build()
+    inp = cl.Buffer(ctx, cl.mem_flags.READ_ONLY, 4096)
+    cl.enqueue_fill_buffer(q, inp, np.float32(0), 0, 4096)
+    ks, outs = [], []
+    for j in range(kernels):
+        k = cl.Kernel(prog, "reader")
+        outs.append(cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, 4096))   # kernels do not keep them alive
+        k.set_args(inp, outs[-1], np.int32(iters))
+        ks.append(k)
+    q.finish()
+    for r in range(2):
+        t0 = time.perf_counter()
+        evs = [cl.enqueue_nd_range_kernel(q, k, (1,), (1,)) for _ in range(reps) for k in ks]
+        q.finish()
+        wall = (time.perf_counter() - t0) * 1e6
+    times = [handles.lookup(e.int_ptr, Event, -58).command.times for e in evs]
+    t_first = min(t[0] for t in times)
+    runs = [(t[3] - t[2]) / 1e3 for t in times]
+    waits = [(t[2] - t[0]) / 1e3 for t in times]
+    enq_end = (max(t[0] for t in times) - t_first) / 1e3
+    end = (max(t[4] for t in times) - t_first) / 1e3
+    print(f"{wall / len(evs):.2f} µs/kernel, run {statistics.mean(runs):.1f} µs, queued->start mean "
+          f"{statistics.mean(waits):.0f} µs, concurrency {sum(runs) / end:.2f}, enqueue done at "
+          f"{enq_end:.0f} µs, last end {end:.0f} µs")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", type=int, default=64)
@@ -56,7 +102,18 @@ def main():
     ap.add_argument("--iters", type=int, default=20000)
     ap.add_argument("--workers", default="1,8,16")
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--inorder", action="store_true", help="sched_bench's in-order parallelisation, PyPlat")
     a = ap.parse_args()
+    if a.inorder:
+        if os.environ.get("PYPLAT_WORKERS"):
+            probe_inorder(a.kernels, a.reps, a.iters)
+            return
+        for w in a.workers.split(","):
+            r = subprocess.run([sys.executable, __file__, "--inorder", "--kernels", str(a.kernels), "--reps",
+                                str(a.reps), "--iters", str(a.iters)], env=dict(os.environ, PYPLAT_WORKERS=w),
+                               capture_output=True, text=True, timeout=300)
+            print(f"w={w:>2} {r.stdout.strip()} {r.stderr[-300:] if r.returncode else ''}")
+        return
     if a.one:
         print(*probe(a.one[0], a.kernels, a.reps, a.iters))
         return

@@ -341,3 +341,30 @@ def test_other_offsets_are_answered_natively_and_checked(env):
     CL.clReleaseKernel(k)
     CL.clReleaseMemObject(buf)
     CL.clReleaseCommandQueue(q)
+
+
+def test_a_released_buffer_argument_is_refused_not_launched(env):
+    """The spec leaves launching a kernel whose memory argument was released undefined: PyPlat
+    refuses it (CL_INVALID_KERNEL_ARGS) on the Python and the native path, instead of running the
+    kernel on freed memory."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k = create_kernel(prog, b"inc")
+    buf = make_buffer(ctx, 4 * 16)
+    set_arg(k, 0, buf)
+    assert CL.clReleaseMemObject(buf) == 0
+    assert launch(q, k, 16, want_event=False)[0] == cl.CL_INVALID_KERNEL_ARGS
+    buf = make_buffer(ctx, 4 * 16)
+    set_arg(k, 0, buf)
+    for _ in range(3):                          # the plan is built, then answered natively
+        assert launch(q, k, 16, want_event=False)[0] == 0
+    assert CL.clFinish(q) == 0
+    assert CL.clReleaseMemObject(buf) == 0
+    for _ in range(200):                        # the reaper drops the plan's hold
+        if not handles.registry()[k]._plan.holding:
+            break
+        time.sleep(0.01)
+    assert launch(q, k, 16, want_event=False)[0] == cl.CL_INVALID_KERNEL_ARGS
+    assert launch(q, k, 16, want_event=False)[0] == cl.CL_INVALID_KERNEL_ARGS
+    CL.clReleaseKernel(k)
+    CL.clReleaseCommandQueue(q)

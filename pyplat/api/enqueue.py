@@ -321,7 +321,9 @@ def prime_ndrange(command_queue, kernel, wants_event):
         return False
     primed = False
     if not k._plan.holding:
-        k._plan.hold()
+        if not k._plan.hold():              # an argument was released: the Python path says so
+            k.drop_plan()
+            return False
         primed = True
     if wants_event and not queue.core.holds_events:
         queue.core.hold_events(queue)
@@ -347,6 +349,10 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
     check(1 <= work_dim <= 3, cl.CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3")
     check(global_work_size, cl.CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL")
     check(k.all_args_set, cl.CL_INVALID_KERNEL_ARGS, "not every kernel argument has been set")
+    released = k.released_arg()
+    if released is not None:
+        k.drop_plan()
+        raise CLError(cl.CL_INVALID_KERNEL_ARGS, f"argument {released} is a memory object the program released")
     device = queue.device
     # Geometry validated once per (device, sizes): launches in a loop repeat the same sizes.
     width = 8 * work_dim

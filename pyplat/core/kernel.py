@@ -23,12 +23,23 @@ class Kernel(RefCounted):
     def set_arg(self, index, value):
         self.args[index] = value
         if self._plan is not None:
-            self._plan = None
-            self.slot.set_plan(None)
+            self.drop_plan()
 
     @property
     def all_args_set(self):
         return all(a is not None for a in self.args)
+
+    def released_arg(self):
+        """Index of a memory argument the program has released since it was set (the spec leaves
+        launching it undefined: it must not reach the kernel), or None."""
+        for i, (kind, value) in enumerate(self.args):
+            if kind == "mem" and value is not None and value.reference_count <= 0:
+                return i
+        return None
+
+    def drop_plan(self):
+        self._plan = None
+        self.slot.set_plan(None)
 
     def clone(self):
         other = Kernel(self.program, self.info)

@@ -1872,14 +1872,17 @@ cdef class LaunchPlan:
         return bool(self.p.holding)
 
     def hold(self):
-        """Retain the plan's objects (and keep this object alive) for launches to start."""
+        """Retain the plan's objects (and keep this object alive) for launches to start. False
+        if one of them has been destroyed already (then nothing is held)."""
         cdef int held
         with nogil:
             pthread_mutex_lock(&self.p.lock)
             held = self.p.holding
             pthread_mutex_unlock(&self.p.lock)
         if held:
-            return
+            return True
+        if any(obj.reference_count <= 0 for obj in self.retained):
+            return False
         for obj in self.retained:
             obj.retain()
         Py_INCREF(self)
@@ -1894,6 +1897,7 @@ cdef class LaunchPlan:
         if held:                                # another thread was first
             self._release_retained()
             Py_XDECREF(<PyObject *>self)
+        return True
 
     def _release_retained(self):
         failure = None
@@ -1939,7 +1943,8 @@ def launch_kernel(QueueCore q, LaunchPlan plan, device, int work_dim, size_t glo
             break
         if r < 0:
             raise ValueError("launch geometry not validated")
-        plan.hold()
+        if not plan.hold():
+            raise ValueError("an object of the launch plan has been destroyed")
     plan_incref(plan.p)
     c.plan = plan.p                    # told when the launch finished (or freed unlaunched)
     if fill_launch(c, plan.p, geo, work_dim, empty) < 0:
