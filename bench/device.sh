@@ -129,12 +129,14 @@ install_system() {
             echo "  $pkg: ${soname[$pkg]} already there"
         else
             echo "  $pkg: unpacking"
-            dpkg-deb --fsys-tarfile "$deb" | tar --no-overwrite-dir -x -C / || return 1
+            dpkg-deb --fsys-tarfile "$deb" | tar --no-overwrite-dir --keep-directory-symlink -x -C / || return 1
         fi
     done
+    # (--keep-directory-symlink: on merged-/usr systems /lib is a symlink, which tar would
+    # otherwise replace by a directory, losing the system's libraries; libudev1 has files there.)
     # Staged first: its headers are also the ones PyPlat is built against (OCL_ROOT/usr/include).
     rm -rf "$OCL_ROOT" && mkdir -p "$OCL_ROOT" && tar -xJf "$CARRY/ocl-root.tar.xz" -C "$OCL_ROOT" || return 1
-    tar -C "$OCL_ROOT" -cf - . | tar --no-overwrite-dir -xf - -C / || return 1
+    tar -C "$OCL_ROOT" -cf - . | tar --no-overwrite-dir --keep-directory-symlink -xf - -C / || return 1
     ldconfig
     # Another PoCL of soname libpocl.so.2 may be there already: name bookworm's 3.1 by its file.
     local pocl=/usr/lib/x86_64-linux-gnu/libpocl.so.2.10.0
