@@ -97,6 +97,7 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_mutex_init(pthread_mutex_t *, void *)
     int pthread_mutex_destroy(pthread_mutex_t *)
     int pthread_mutex_lock(pthread_mutex_t *)
+    int pthread_mutex_trylock(pthread_mutex_t *)
     int pthread_mutex_unlock(pthread_mutex_t *)
     int pthread_cond_init(pthread_cond_t *, void *)
     int pthread_cond_destroy(pthread_cond_t *)
@@ -991,12 +992,28 @@ cdef void pool_execute(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
     execute(c)
 
 
+cdef cmd_t *try_pop(worker_t *w) noexcept nogil:
+    """pop() for thieves: gives up if the queue is locked (its owner or another thief is
+    there), instead of queueing on the lock with every other idle worker."""
+    cdef cmd_t *c
+    if w.head == NULL or pthread_mutex_trylock(&w.lock) != 0:
+        return NULL
+    c = w.head
+    if c != NULL:
+        w.head = c.next
+        if w.head == NULL:
+            w.tail = NULL
+        w.n -= 1
+    pthread_mutex_unlock(&w.lock)
+    return c
+
+
 cdef cmd_t *steal(pool_t *p, worker_t *w) noexcept nogil:
     cdef int i, k
     cdef cmd_t *c
     for k in range(1, p.nworkers):
         i = (w.id + k) % p.nworkers
-        c = pop(&p.workers[i])
+        c = try_pop(&p.workers[i])
         if c != NULL:
             w.stolen += 1
             return c
@@ -1014,6 +1031,13 @@ cdef void *worker_main(void *arg) noexcept nogil:
     pp_worker_id = w.id
     pp_worker_pool = p
     while True:
+        # Idle workers poll one counter (p.work: commands queued or on the board), not every
+        # queue: their reads would keep taking the cache lines the host writes when it queues.
+        if spinning and pp_load(&p.work) <= 0 and idle < SPIN:
+            idle += 1
+            for k in range(8):
+                pp_pause()
+            continue
         if board_work(p, w, spinning):      # (it leaves the spinners first)
             if spinning:
                 spinning = 0
@@ -1379,8 +1403,10 @@ def now_ns():
 
 # ---------------------------------------------------------------------------------------------
 # Queue ordering (qcore_t; core/queue.py explains the three modes): one implementation for the
-# Python API path and the native fast path. The queue's mutex guards it; no Python code runs
-# while it is held (a thread waiting for the GIL must never hold a lock the other side needs).
+# Python API path and the native fast path. The queue's mutex guards it. Lock rule of the
+# native structures (queue, plan, handle table, command locks): no Python code runs while one is
+# held, and no thread waits for the GIL while holding one -- so a thread holding the GIL may
+# take them without releasing it (their sections are short), and no deadlock can arise.
 # ---------------------------------------------------------------------------------------------
 
 ORDER_SERIAL, ORDER_AUTO, ORDER_OUT_OF_ORDER = 0, 1, 2
@@ -1640,10 +1666,9 @@ cdef class QueueCore:
                     raise MemoryError()
             for i, (key, writes) in enumerate(accesses):
                 acc[i].key, acc[i].writes = id(key), bool(writes)
-        with nogil:
-            pthread_mutex_lock(&self.q.lock)
-            order_locked(self.q, cmd.c, barrier, acc, n, unknown)
-            pthread_mutex_unlock(&self.q.lock)
+        pthread_mutex_lock(&self.q.lock)
+        order_locked(self.q, cmd.c, barrier, acc, n, unknown)
+        pthread_mutex_unlock(&self.q.lock)
         if acc != local:
             free(acc)
 
@@ -1656,22 +1681,20 @@ cdef class QueueCore:
         """Let the fast path hand out native events of this queue: hold a reference to `queue`
         (its CommandQueue) and one on its context for them, until the reaper finds none left."""
         cdef int held
-        with nogil:
-            pthread_mutex_lock(&self.q.lock)
-            held = self.q.event_hold
-            pthread_mutex_unlock(&self.q.lock)
+        pthread_mutex_lock(&self.q.lock)
+        held = self.q.event_hold
+        pthread_mutex_unlock(&self.q.lock)
         if held:
             return
         queue.context.retain()
         Py_INCREF(queue)
-        with nogil:
-            pthread_mutex_lock(&self.q.lock)
-            held = self.q.event_hold
-            if not held:
-                self.q.event_hold = 1
-                self.q.owner = <PyObject *>queue
-                qcore_check_unhold(self.q)      # none may come: the reaper checks later
-            pthread_mutex_unlock(&self.q.lock)
+        pthread_mutex_lock(&self.q.lock)
+        held = self.q.event_hold
+        if not held:
+            self.q.event_hold = 1
+            self.q.owner = <PyObject *>queue
+            qcore_check_unhold(self.q)      # none may come: the reaper checks later
+        pthread_mutex_unlock(&self.q.lock)
         if held:                                # another thread was first
             queue.context.release()
             Py_XDECREF(<PyObject *>queue)
@@ -1875,10 +1898,9 @@ cdef class LaunchPlan:
         """Retain the plan's objects (and keep this object alive) for launches to start. False
         if one of them has been destroyed already (then nothing is held)."""
         cdef int held
-        with nogil:
-            pthread_mutex_lock(&self.p.lock)
-            held = self.p.holding
-            pthread_mutex_unlock(&self.p.lock)
+        pthread_mutex_lock(&self.p.lock)
+        held = self.p.holding
+        pthread_mutex_unlock(&self.p.lock)
         if held:
             return True
         if any(obj.reference_count <= 0 for obj in self.retained):
@@ -1886,14 +1908,13 @@ cdef class LaunchPlan:
         for obj in self.retained:
             obj.retain()
         Py_INCREF(self)
-        with nogil:
-            pthread_mutex_lock(&self.p.lock)
-            held = self.p.holding
-            if not held:
-                self.p.holding = 1
-                self.p.owner = <PyObject *>self
-                plan_check_unhold(self.p)       # no launch may come: the reaper checks later
-            pthread_mutex_unlock(&self.p.lock)
+        pthread_mutex_lock(&self.p.lock)
+        held = self.p.holding
+        if not held:
+            self.p.holding = 1
+            self.p.owner = <PyObject *>self
+            plan_check_unhold(self.p)       # no launch may come: the reaper checks later
+        pthread_mutex_unlock(&self.p.lock)
         if held:                                # another thread was first
             self._release_retained()
             Py_XDECREF(<PyObject *>self)
@@ -1919,13 +1940,12 @@ cdef class LaunchPlan:
         geometry_request(work_dim, global_size, local_size, req, &flags)
         for d in range(3):
             out[d], out[3 + d] = result_global[d], result_local[d]
-        with nogil:
-            pthread_mutex_lock(&self.p.lock)
-            memcpy(self.p.geo_in, req, sizeof(req))
-            memcpy(self.p.geo_out, out, sizeof(out))
-            self.p.geo_flags, self.p.geo_empty = flags, empty
-            self.p.geo_dim = work_dim
-            pthread_mutex_unlock(&self.p.lock)
+        pthread_mutex_lock(&self.p.lock)
+        memcpy(self.p.geo_in, req, sizeof(req))
+        memcpy(self.p.geo_out, out, sizeof(out))
+        self.p.geo_flags, self.p.geo_empty = flags, empty
+        self.p.geo_dim = work_dim
+        pthread_mutex_unlock(&self.p.lock)
         self.p.geo_device = id(device)
 
 
@@ -1951,10 +1971,9 @@ def launch_kernel(QueueCore q, LaunchPlan plan, device, int work_dim, size_t glo
         raise MemoryError()
     for w in waits:
         link(c, (<Command>w).c)
-    with nogil:
-        pthread_mutex_lock(&q.q.lock)
-        order_locked(q.q, c, 0, plan.p.acc, plan.p.n_acc, plan.p.acc_unknown)
-        pthread_mutex_unlock(&q.q.lock)
+    pthread_mutex_lock(&q.q.lock)
+    order_locked(q.q, c, 0, plan.p.acc, plan.p.n_acc, plan.p.acc_unknown)
+    pthread_mutex_unlock(&q.q.lock)
     q.submit(cmd)
     return cmd
 
@@ -2125,12 +2144,11 @@ cdef class KernelSlot:
         cdef plan_t *old
         if new != NULL:
             plan_incref(new)
-        with nogil:
-            pthread_mutex_lock(&tab_lock)
-            old, self.k.plan = self.k.plan, new
-            pthread_mutex_unlock(&tab_lock)
-            if old != NULL:
-                plan_decref(old)
+        pthread_mutex_lock(&tab_lock)
+        old, self.k.plan = self.k.plan, new
+        pthread_mutex_unlock(&tab_lock)
+        if old != NULL:
+            plan_decref(old)
 
 
 def publish_handle(size_t address, int kind, native, context):
@@ -2150,15 +2168,14 @@ def publish_handle(size_t address, int kind, native, context):
     else:
         raise ValueError(f"handle kind {kind} is not published")
     cdef size_t ctx = id(context)
-    with nogil:
-        pthread_mutex_lock(&tab_lock)
-        e = tab_find(address)
-        if e == NULL:
-            e = tab_insert(address)
-        else:                               # cannot happen: forgotten handles are withdrawn
-            entry_release(e.kind, e.ptr)
-        e.kind, e.flags, e.ptr, e.context = kind, 0, ptr, ctx
-        pthread_mutex_unlock(&tab_lock)
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(address)
+    if e == NULL:
+        e = tab_insert(address)
+    else:                               # cannot happen: forgotten handles are withdrawn
+        entry_release(e.kind, e.ptr)
+    e.kind, e.flags, e.ptr, e.context = kind, 0, ptr, ctx
+    pthread_mutex_unlock(&tab_lock)
 
 
 def withdraw_handle(size_t address):
@@ -2167,16 +2184,15 @@ def withdraw_handle(size_t address):
     cdef hent_t *e
     cdef int kind = 0
     cdef void *ptr = NULL
-    with nogil:
-        pthread_mutex_lock(&tab_lock)
-        e = tab_find(address)
-        if e != NULL:
-            kind, ptr = e.kind, e.ptr
-            if e.flags & HF_NATIVE:
-                bury_event(<nevent_t *>address)
-            tab_delete(e)
-        pthread_mutex_unlock(&tab_lock)
-        entry_release(kind, ptr)
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(address)
+    if e != NULL:
+        kind, ptr = e.kind, e.ptr
+        if e.flags & HF_NATIVE:
+            bury_event(<nevent_t *>address)
+        tab_delete(e)
+    pthread_mutex_unlock(&tab_lock)
+    entry_release(kind, ptr)
 
 
 cdef Command wrap_command(cmd_t *c, Driver driver):
@@ -2196,16 +2212,15 @@ def adopt_event(size_t h, factory):
     cdef cmd_t *c = NULL
     cdef qcore_t *q = NULL
     cdef long refs = 0
-    with nogil:
-        pthread_mutex_lock(&tab_lock)
-        e = tab_find(h)
-        if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
-            e.flags |= HF_ADOPTED
-            s = <nevent_t *>h
-            refs, q, s.q = s.refs, s.q, NULL
-            c = <cmd_t *>e.ptr
-            cmd_incref(c)
-        pthread_mutex_unlock(&tab_lock)
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(h)
+    if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
+        e.flags |= HF_ADOPTED
+        s = <nevent_t *>h
+        refs, q, s.q = s.refs, s.q, NULL
+        c = <cmd_t *>e.ptr
+        cmd_incref(c)
+    pthread_mutex_unlock(&tab_lock)
     if s == NULL:
         return None
     try:
