@@ -25,7 +25,8 @@ class Engine:
         with _lock:
             return self._engine.get_function_address(name)
 
-    def __del__(self):
+    def __del__(self, _graveyard=_graveyard):
+        # (bound at definition: at interpreter exit the module's globals may already be None)
         _graveyard.append(self._engine)
 
 

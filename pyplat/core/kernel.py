@@ -1,7 +1,6 @@
 """Kernels: argument values as set by clSetKernelArg, and their snapshot for a launch."""
-import ctypes
+import struct
 
-from pyplat.core.memory import aligned_allocation
 from pyplat.core.object import RefCounted
 from pyplat.core.queue import STDOUT, merged_accesses
 from pyplat.runtime.graph import KernelSlot, LaunchPlan
@@ -48,39 +47,37 @@ class Kernel(RefCounted):
 
     def plan(self):
         """The runtime's LaunchPlan for the current argument values, built once per change of the
-        arguments (clSetKernelArg): the argument snapshot and its local-pointer cells, the code,
+        arguments (clSetKernelArg): the argument block and its local-pointer cells, the code,
         the merged memory accesses for the in-order queue's ordering, and what stays alive while
         launches are pending (the buffers and the program). The runtime copies the block into
         each command, so one snapshot serves every launch; its native fast path of
         clEnqueueNDRangeKernel reads this plan too (through self.slot)."""
         plan = self._plan
         if plan is None:
-            n = len(self.args)
             local_size = self.local_args_size()
             static_local = self.info.local_mem_size
             base = (static_local + 127) & ~127
-            args_address, owner, buffers = self.snapshot(base)
-            argv = (ctypes.c_uint64 * max(n, 1)).from_address(args_address)
-            local_cells = [argv[i] - args_address for i, (kind, _) in enumerate(self.args) if kind == "local"]
-            block_size = owner.nbytes - (args_address - owner.ctypes.data)
+            block, local_cells, buffers = self.snapshot(base)
             accesses = tuple((v, info.written) for (kind, v), info in zip(self.args, self.info.args)
                              if kind == "mem" and v is not None)
             if getattr(self.info, "prints", True):     # printf output keeps the queue's order
                 accesses += ((STDOUT, True),)
             scratch_size = (base if local_size else static_local) + local_size
-            plan = self._plan = LaunchPlan(self.info.address, args_address, block_size, n, local_cells,
+            plan = self._plan = LaunchPlan(self.info.address, block, len(self.args), local_cells,
                                            scratch_size, [self.program] + buffers, self.program.result,
                                            merged_accesses(accesses), self.program.context)
             self.slot.set_plan(plan)
         return plan
 
     def snapshot(self, local_scratch_base):
-        """Arguments as the work-group function reads them: (argv address, keepalive, buffers).
+        """Arguments as the work-group function reads them: (block, local cells, buffers).
 
-        All argument storage lives in one block, each value aligned to its size (up to 128 bytes)
-        so vector arguments can be loaded with aligned instructions. Local arguments get
-        consecutive 128-byte aligned pieces of the scratch area after the kernel's own __local
-        variables, starting at `local_scratch_base`.
+        The block starts with argv, one 64-bit entry per argument: the offset of its value in
+        the block (the runtime turns offsets into addresses in each command's copy). Each value
+        is aligned to its size (up to 128 bytes) so vector arguments can be loaded with aligned
+        instructions. A local argument's value is the offset of its piece of the work-group's
+        scratch area (128-byte aligned pieces after the kernel's own __local variables, from
+        `local_scratch_base`); its cell is listed in the local cells.
         """
         n = len(self.args)
         cells, offset = [], 8 * max(n, 1)
@@ -90,23 +87,22 @@ class Kernel(RefCounted):
             offset += -offset % align
             cells.append(offset)
             offset += max(size, 1)
-        block, base = aligned_allocation(offset)
-        argv = (ctypes.c_uint64 * max(n, 1)).from_address(base)
-        buffers = []
+        block = bytearray(offset)
+        struct.pack_into(f"<{n}Q", block, 0, *cells)
+        buffers, local_cells = [], []
         local_offset = local_scratch_base
-        for i, (kind, value) in enumerate(self.args):
-            address = base + cells[i]
-            argv[i] = address
+        for cell, (kind, value) in zip(cells, self.args):
             if kind == "mem":
-                ctypes.c_uint64.from_address(address).value = value.address if value is not None else 0
+                struct.pack_into("<Q", block, cell, value.address if value is not None else 0)
                 if value is not None:
                     buffers.append(value)
             elif kind == "local":
-                ctypes.c_uint64.from_address(address).value = local_offset
+                struct.pack_into("<Q", block, cell, local_offset)
+                local_cells.append(cell)
                 local_offset += (value + 127) & ~127
             elif value:
-                ctypes.memmove(address, value, len(value))
-        return base, block, buffers
+                block[cell:cell + len(value)] = value
+        return bytes(block), local_cells, buffers
 
     def local_args_size(self):
         """Bytes of __local arguments set so far (unset arguments count nothing)."""

@@ -1850,13 +1850,18 @@ cdef class LaunchPlan:
     cdef readonly object context
     cdef readonly size_t scratch_size
 
-    def __cinit__(self, size_t fn, size_t args, size_t args_size, int n_args, local_cells,
-                  size_t scratch_size, retained, code, accesses, context):
+    def __cinit__(self, size_t fn, bytes block, int n_args, local_cells, size_t scratch_size, retained,
+                  code, accesses, context):
+        """block: the argument block, whose argv entries (the first n_args 64-bit words) hold
+        the offsets of the values in the block (core/kernel.py, Kernel.snapshot)."""
         cdef plan_t *p = <plan_t *>calloc(1, sizeof(plan_t))
         cdef uint64_t *argv
+        cdef size_t args_size = len(block)
         cdef int j
         if p == NULL:
             raise MemoryError()
+        if args_size < 8 * <size_t>n_args:
+            raise ValueError("argument block shorter than its argv")
         pthread_mutex_init(&p.lock, NULL)
         p.refs = 1
         self.p = p
@@ -1868,10 +1873,10 @@ cdef class LaunchPlan:
         p.acc = <access_t *>malloc(max(1, p.n_acc) * sizeof(access_t))
         if p.args == NULL or p.cells == NULL or p.acc == NULL:
             raise MemoryError()
-        memcpy(p.args, <char *>args, args_size)
+        memcpy(p.args, <char *>block, args_size)
         argv = <uint64_t *>p.args
         for j in range(n_args):
-            argv[j] = argv[j] - <uint64_t>args + <uint64_t>p.args
+            argv[j] = argv[j] + <uint64_t>p.args
         for j in range(p.n_cells):
             p.cells[j] = local_cells[j]
         p.acc_unknown = accesses is None
