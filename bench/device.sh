@@ -247,6 +247,7 @@ raw)
             done
         done
     done
+    python3 bench/rawsum.py "$OUT/raw.tsv" | tee "$OUT/summary.txt"
     ;;
 py)
     # any bench/ script under pyplat run: bash bench/device.sh py bench/probe_pool.py ARGS
