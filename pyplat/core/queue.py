@@ -32,8 +32,8 @@ def _root(buffer):
     return buffer
 
 
-class _Release:
-    """One clean-up hook releasing every object a command kept alive (last retained first)."""
+class Release:
+    """Releases every object a command (or a launch plan) kept alive, last retained first."""
     __slots__ = ("objects",)
 
     def __init__(self, objects):
@@ -98,7 +98,7 @@ class CommandQueue(RefCounted):
         if retain:
             for obj in retain:
                 obj.retain()
-            command.add_hook(_Release(retain))
+            command.add_hook(Release(retain))
         self.core.order(command, barrier, merged_accesses(accesses))
         self.core.submit(command)
         return event

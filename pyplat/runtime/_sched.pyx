@@ -1846,14 +1846,16 @@ cdef class LaunchPlan:
     geometry the Python path validated, which the native fast path accepts."""
     cdef plan_t *p
     cdef readonly tuple retained
+    cdef readonly object release
     cdef readonly object code
     cdef readonly object context
     cdef readonly size_t scratch_size
 
     def __cinit__(self, size_t fn, bytes block, int n_args, local_cells, size_t scratch_size, retained,
-                  code, accesses, context):
+                  release, code, accesses, context):
         """block: the argument block, whose argv entries (the first n_args 64-bit words) hold
-        the offsets of the values in the block (core/kernel.py, Kernel.snapshot)."""
+        the offsets of the values in the block (core/kernel.py, Kernel.snapshot). retained: the
+        objects a holding plan has retained; release(): releases them all."""
         cdef plan_t *p = <plan_t *>calloc(1, sizeof(plan_t))
         cdef uint64_t *argv
         cdef size_t args_size = len(block)
@@ -1885,7 +1887,7 @@ cdef class LaunchPlan:
                 p.acc[j].key, p.acc[j].writes = id(key), bool(writes)
         p.scratch_size = self.scratch_size = scratch_size
         p.context = id(context)
-        self.retained, self.code, self.context = tuple(retained), code, context
+        self.retained, self.release, self.code, self.context = tuple(retained), release, code, context
 
     def __dealloc__(self):
         if self.p != NULL:
@@ -1926,14 +1928,10 @@ cdef class LaunchPlan:
         return True
 
     def _release_retained(self):
-        failure = None
-        for obj in reversed(self.retained):
-            try:
-                obj.release()
-            except BaseException as e:           # release the others all the same
-                failure = e
-        if failure is not None:
-            sys.stderr.write(f"pyplat: clean-up failed: {failure!r}\n")
+        try:
+            self.release()
+        except BaseException:
+            sys.stderr.write(f"pyplat: clean-up failed:\n{traceback.format_exc()}")
 
     def remember_geometry(self, device, int work_dim, size_t global_size, size_t local_size,
                           result_global, result_local, bint empty):
