@@ -368,3 +368,38 @@ def test_a_released_buffer_argument_is_refused_not_launched(env):
     assert launch(q, k, 16, want_event=False)[0] == cl.CL_INVALID_KERNEL_ARGS
     CL.clReleaseKernel(k)
     CL.clReleaseCommandQueue(q)
+
+
+def test_wait_for_native_events(env):
+    """clWaitForEvents answers natively for published events (no adoption), with the spec's
+    result for a failed event and Python's errors for bad lists."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k = create_kernel(prog, b"inc")
+    buf = make_buffer(ctx, 4 * 16)
+    set_arg(k, 0, buf)
+    launch(q, k, 16)
+    evs = [launch(q, k, 16)[1] for _ in range(3)]
+    wl = (ctypes.c_size_t * 3)(*evs)
+    assert CL.clWaitForEvents(3, addr(wl)) == 0
+    assert all(ev not in handles.registry() for ev in evs)      # answered without adopting them
+    assert CL.clWaitForEvents(0, addr(wl)) == cl.CL_INVALID_VALUE
+    bad = (ctypes.c_size_t * 2)(evs[0], k)
+    assert CL.clWaitForEvents(2, addr(bad)) == cl.CL_INVALID_EVENT
+    assert (read(q, buf, 4 * 16, np.int32) == 4).all()
+    q2 = make_queue(ctx, dev, cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    e = err()
+    user = CL.clCreateUserEvent(ctx, addr(e))
+    launch(q2, k, 16, waits=[user])
+    code, gated = launch(q2, k, 16, waits=[user])
+    assert code == 0
+    assert CL.clSetUserEventStatus(user, -5) == 0
+    one = (ctypes.c_size_t * 1)(gated)
+    assert CL.clWaitForEvents(1, addr(one)) == cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+    for ev in evs + [gated, user]:
+        assert CL.clReleaseEvent(ev) == 0
+    assert CL.clFinish(q) == 0
+    CL.clReleaseKernel(k)
+    CL.clReleaseMemObject(buf)
+    CL.clReleaseCommandQueue(q)
+    CL.clReleaseCommandQueue(q2)

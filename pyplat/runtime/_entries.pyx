@@ -25,7 +25,9 @@ cdef list _impl = [None] * 16
 ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
                                size_t) noexcept nogil
 ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
+ctypedef int32_t (*wait_fn)(uint32_t, size_t) noexcept nogil
 cdef ndrange_fn _n_ndrange = NULL
+cdef wait_fn _n_wait = NULL
 cdef handle_fn _n_retain_event = NULL
 cdef handle_fn _n_release_event = NULL
 cdef handle_fn _n_flush = NULL
@@ -112,6 +114,12 @@ cdef int32_t e_release_event(size_t event) noexcept with gil:
 
 
 cdef int32_t e_wait(uint32_t n, size_t events) noexcept with gil:
+    cdef int32_t status
+    if _n_wait != NULL:
+        with nogil:                      # it waits, and commands may need the GIL to finish
+            status = _n_wait(n, events)
+        if status != _defer:
+            return status
     return _status(I_WAIT, (n, events))
 
 
@@ -174,12 +182,13 @@ def use_fast_path(addresses, defer, prime_ndrange):
     """Try the runtime's native entries first: {name: address} from _sched.configure_fast_path,
     the value they return when they did not answer, and prime_ndrange(queue, kernel, wants_event)
     -> whether it prepared something that may let the native launch answer now."""
-    global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _defer, _prime_ndrange
+    global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _defer, _prime_ndrange
     _n_ndrange = <ndrange_fn><size_t>addresses["clEnqueueNDRangeKernel"]
     _n_retain_event = <handle_fn><size_t>addresses["clRetainEvent"]
     _n_release_event = <handle_fn><size_t>addresses["clReleaseEvent"]
     _n_flush = <handle_fn><size_t>addresses["clFlush"]
     _n_finish = <handle_fn><size_t>addresses["clFinish"]
+    _n_wait = <wait_fn><size_t>addresses["clWaitForEvents"]
     _defer, _prime_ndrange = defer, prime_ndrange
 
 

@@ -1982,8 +1982,8 @@ def launch_kernel(QueueCore q, LaunchPlan plan, device, int work_dim, size_t glo
 
 
 # ---------------------------------------------------------------------------------------------
-# Native fast path: clEnqueueNDRangeKernel, clRetainEvent, clReleaseEvent, clFlush, clFinish
-# answered in C without the GIL (docs/runtime.md, "Fast path").
+# Native fast path: clEnqueueNDRangeKernel, clRetainEvent, clReleaseEvent, clFlush, clFinish,
+# clWaitForEvents answered in C without the GIL (docs/runtime.md, "Fast path").
 #
 # The API layer publishes the handles of queues, kernels and events in a native table (address
 # -> queue core, kernel slot or command, with the context), so a handle is checked without
@@ -2408,6 +2408,45 @@ cdef int32_t n_finish(size_t queue) noexcept nogil:
     return CL_SUCCESS_ if pp_load(&reap_count) == 0 and pp_load(&reaping) == 0 else DEFER
 
 
+cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
+    """clWaitForEvents on published events of one context; the Python clWaitForEvents answers
+    errors and callers holding the GIL. Clean-up that comes due is left to the reaper (unlike
+    clFinish, a wait does not promise it)."""
+    cdef cmd_t *cmds[MAX_NATIVE_WAITS]
+    cdef hent_t *e
+    cdef size_t context = 0
+    cdef uint32_t i, n = 0
+    cdef int ok = 1, failed = 0
+    cdef cmd_t *c
+    if n_events == 0 or events == 0 or n_events > MAX_NATIVE_WAITS or PyGILState_Check():
+        return DEFER
+    pthread_mutex_lock(&tab_lock)
+    while n < n_events:
+        e = tab_find((<size_t *>events)[n])
+        if e == NULL or e.kind != H_EVENT or (n and e.context != context):
+            ok = 0
+            break
+        context = e.context
+        cmds[n] = <cmd_t *>e.ptr
+        cmd_incref(cmds[n])
+        n += 1
+    pthread_mutex_unlock(&tab_lock)
+    for i in range(n):
+        c = cmds[i]
+        if ok:
+            if c.driver != NULL:
+                c.driver.flush(c.driver)
+                c.driver.join(c.driver, c)
+            else:
+                cmd_wait(c)
+            failed |= pp_load_i(&c.status) < 0
+        cmd_decref(c)
+    if not ok:
+        return DEFER
+    return ERR_WAIT_LIST if failed else CL_SUCCESS_
+
+
+ctypedef int32_t (*wait_fn)(uint32_t, size_t) noexcept nogil
 ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
                                size_t) noexcept nogil
 ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
@@ -2423,7 +2462,8 @@ def configure_fast_path(size_t dispatch, magic, dead_magic):
             "clRetainEvent": <size_t><handle_fn>n_retain_event,
             "clReleaseEvent": <size_t><handle_fn>n_release_event,
             "clFlush": <size_t><handle_fn>n_flush,
-            "clFinish": <size_t><handle_fn>n_finish}
+            "clFinish": <size_t><handle_fn>n_finish,
+            "clWaitForEvents": <size_t><wait_fn>n_wait}
 
 
 NATIVE_DEFER = DEFER
