@@ -2,7 +2,7 @@
 import struct
 
 from pyplat.core.object import RefCounted
-from pyplat.core.queue import STDOUT, Release, merged_accesses
+from pyplat.core.queue import STDOUT, Retained, merged_accesses
 from pyplat.runtime.graph import KernelSlot, LaunchPlan
 
 
@@ -63,10 +63,10 @@ class Kernel(RefCounted):
             if getattr(self.info, "prints", True):     # printf output keeps the queue's order
                 accesses += ((STDOUT, True),)
             scratch_size = (base if local_size else static_local) + local_size
-            retained = [self.program] + buffers
             plan = self._plan = LaunchPlan(self.info.address, block, len(self.args), local_cells,
-                                           scratch_size, retained, Release(retained), self.program.result,
-                                           merged_accesses(accesses), self.program.context)
+                                           scratch_size, Retained([self.program] + buffers),
+                                           self.program.result, merged_accesses(accesses),
+                                           self.program.context)
             self.slot.set_plan(plan)
         return plan
 

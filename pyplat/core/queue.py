@@ -32,14 +32,23 @@ def _root(buffer):
     return buffer
 
 
-class Release:
-    """Releases every object a command (or a launch plan) kept alive, last retained first."""
+class Retained:
+    """Objects kept alive while commands use them (a command's, or a launch plan's while it
+    holds): retain() takes a reference on each, release() drops them, last retained first."""
     __slots__ = ("objects",)
 
     def __init__(self, objects):
         self.objects = tuple(objects)
 
-    def __call__(self):
+    def retain(self):
+        """False, taking nothing, if one of them was destroyed already."""
+        if any(obj.reference_count <= 0 for obj in self.objects):
+            return False
+        for obj in self.objects:
+            obj.retain()
+        return True
+
+    def release(self):
         failure = None
         for obj in reversed(self.objects):
             try:
@@ -96,9 +105,9 @@ class CommandQueue(RefCounted):
         for dependency in wait_events:
             command.add_dependency(dependency.command)
         if retain:
-            for obj in retain:
-                obj.retain()
-            command.add_hook(Release(retain))
+            kept = Retained(retain)
+            kept.retain()
+            command.add_hook(kept.release)
         self.core.order(command, barrier, merged_accesses(accesses))
         self.core.submit(command)
         return event
@@ -109,6 +118,15 @@ class CommandQueue(RefCounted):
         command = launch_kernel(self.core, plan, self.device, work_dim, global_size, local_size, offset,
                                 [e.command for e in wait_events])
         return Event(self.context, self, cl.CL_COMMAND_NDRANGE_KERNEL, command)
+
+    # While the runtime's fast path has native events of this queue (QueueCore.hold_events):
+    # they may outlive the program's references, so the context stays with them.
+    def hold_references(self):
+        self.context.retain()
+        return True
+
+    def drop_references(self):
+        self.context.release()
 
     def flush(self):
         self.driver.flush()

@@ -95,22 +95,27 @@ cdef int32_t e_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     return _status(I_SETARG, (kernel, index, size, value))
 
 
-cdef int32_t e_retain_event(size_t event) noexcept with gil:
+cdef int32_t _on_handle(handle_fn native, bint waits, int index, size_t handle) noexcept with gil:
+    """An entry taking one handle: its native entry first (without the GIL if it may wait, since
+    commands may need the GIL to finish), then the Python implementation."""
     cdef int32_t status
-    if _n_retain_event != NULL:
-        status = _n_retain_event(event)
+    if native != NULL:
+        if waits:
+            with nogil:
+                status = native(handle)
+        else:
+            status = native(handle)
         if status != _defer:
             return status
-    return _status(I_RETAIN_EVENT, (event,))
+    return _status(index, (handle,))
+
+
+cdef int32_t e_retain_event(size_t event) noexcept with gil:
+    return _on_handle(_n_retain_event, False, I_RETAIN_EVENT, event)
 
 
 cdef int32_t e_release_event(size_t event) noexcept with gil:
-    cdef int32_t status
-    if _n_release_event != NULL:
-        status = _n_release_event(event)
-        if status != _defer:
-            return status
-    return _status(I_RELEASE_EVENT, (event,))
+    return _on_handle(_n_release_event, False, I_RELEASE_EVENT, event)
 
 
 cdef int32_t e_wait(uint32_t n, size_t events) noexcept with gil:
@@ -124,22 +129,11 @@ cdef int32_t e_wait(uint32_t n, size_t events) noexcept with gil:
 
 
 cdef int32_t e_flush(size_t queue) noexcept with gil:
-    cdef int32_t status
-    if _n_flush != NULL:
-        status = _n_flush(queue)
-        if status != _defer:
-            return status
-    return _status(I_FLUSH, (queue,))
+    return _on_handle(_n_flush, False, I_FLUSH, queue)
 
 
 cdef int32_t e_finish(size_t queue) noexcept with gil:
-    cdef int32_t status
-    if _n_finish != NULL:
-        with nogil:                      # it waits, and commands may need the GIL to finish
-            status = _n_finish(queue)
-        if status != _defer:
-            return status
-    return _status(I_FINISH, (queue,))
+    return _on_handle(_n_finish, True, I_FINISH, queue)
 
 
 cdef int32_t e_read(size_t queue, size_t buffer, uint32_t blocking, uint64_t offset, uint64_t size,

@@ -170,6 +170,7 @@ cdef struct cmd_t
 cdef struct driver_t
 cdef struct plan_t
 cdef struct qcore_t
+cdef struct hold_t
 
 ctypedef void (*submit_fn)(driver_t *, cmd_t *) noexcept nogil
 ctypedef void (*ready_fn)(driver_t *, cmd_t *) noexcept nogil
@@ -242,6 +243,14 @@ cdef struct spoint_t:            # a memory object's synchronisation point
     long n_readers
     long cap_readers
 
+cdef struct hold_t:              # Python references held for native users ("Holds" below)
+    pthread_mutex_t *lock        # the owning struct's mutex guards the fields
+    long users                   # native users: launches pending, native events alive
+    int held                     # owner.hold_references() succeeded, drop_references() not yet
+    int reap_queued              # on the reap list (only ever while held)
+    PyObject *owner              # a reference while held: keeps the owning struct alive too
+    hold_t *reap_next
+
 cdef struct qcore_t:             # a queue's ordering state (QueueCore)
     pthread_mutex_t lock
     long refs
@@ -259,11 +268,7 @@ cdef struct qcore_t:             # a queue's ordering state (QueueCore)
     spoint_t *sync               # open addressing on key (automatic mode)
     long sync_cap
     long sync_used
-    long n_events                # live native events of this queue
-    int event_hold               # references held for them (the queue object, a context retain)
-    int reap_queued
-    PyObject *owner              # the CommandQueue core object while event_hold
-    qcore_t *reap_next
+    hold_t events                # for its native events; owner: the CommandQueue
 
 cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
     pthread_mutex_t lock
@@ -286,12 +291,7 @@ cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
     int geo_empty
     uint64_t geo_in[6]            # global and local sizes (0: not given)
     uint64_t geo_out[6]
-    # launches in flight, and the objects retained for them
-    long pending
-    int holding                  # retains held (the plan's objects, the LaunchPlan itself)
-    int reap_queued
-    PyObject *owner              # the LaunchPlan while holding
-    plan_t *reap_next
+    hold_t launches              # for its launches; owner: the LaunchPlan
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,7 +323,7 @@ cdef void cmd_free(cmd_t *c) noexcept nogil:
     free(c.args)
     free(c.patch)
     if c.plan != NULL:                       # a launch that was never committed
-        plan_finished(c.plan)
+        hold_done(&c.plan.launches)
         plan_decref(c.plan)
     pthread_mutex_destroy(&c.lock)
     pthread_cond_destroy(&c.done)
@@ -440,7 +440,7 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
         cmd_incref(c)
         reap_push(c)
     if c.plan != NULL:                       # before queue_done: a clFinish then sees its clean-up
-        plan_finished(c.plan)
+        hold_done(&c.plan.launches)
         plan_decref(c.plan)
         c.plan = NULL
     for i in range(n):                       # the default broadcast
@@ -643,16 +643,14 @@ cdef void execute(cmd_t *c) noexcept nogil:
 # Reap lists: Python-side clean-up, run by whichever thread holds the GIL in the runtime (waits,
 # finish, enqueue) or by the reaper thread.
 #   commands   with Python hooks or actions, once finished;
-#   plans      whose launches have all finished: the objects they retained are released;
-#   queues     whose native events are all gone: the references held for them are dropped.
-# Native threads only push; a plan or queue is pushed once until the reaper has looked at it.
+#   holds      with no native user left: their Python references are dropped (see "Holds").
+# Native threads only push; a hold is pushed once until the reaper has looked at it.
 # ---------------------------------------------------------------------------------------------
 
 cdef pthread_mutex_t reap_lock
 cdef pthread_cond_t reap_cv
 cdef cmd_t *reap_head = NULL
-cdef plan_t *reap_plans = NULL
-cdef qcore_t *reap_queues = NULL
+cdef hold_t *reap_holds = NULL
 cdef long reap_count = 0
 DEF REAP_WAKE = 256            # wake the reaper at once when this many wait
 DEF REAP_POLL_MS = 5
@@ -678,24 +676,12 @@ cdef void reap_push(cmd_t *c) noexcept nogil:
     pthread_mutex_unlock(&reap_lock)
 
 
-cdef void plan_reap_push(plan_t *p) noexcept nogil:
-    """(p.lock held, p.reap_queued just set)"""
-    global reap_plans
-    pp_add(&p.refs, 1)
+cdef void hold_reap_push(hold_t *h) noexcept nogil:
+    """(h.lock held, h.reap_queued just set)"""
+    global reap_holds
     pthread_mutex_lock(&reap_lock)
-    p.reap_next = reap_plans
-    reap_plans = p
-    reap_counted()
-    pthread_mutex_unlock(&reap_lock)
-
-
-cdef void qcore_reap_push(qcore_t *q) noexcept nogil:
-    """(q.lock held, q.reap_queued just set)"""
-    global reap_queues
-    pp_add(&q.refs, 1)
-    pthread_mutex_lock(&reap_lock)
-    q.reap_next = reap_queues
-    reap_queues = q
+    h.reap_next = reap_holds
+    reap_holds = h
     reap_counted()
     pthread_mutex_unlock(&reap_lock)
 
@@ -708,21 +694,19 @@ def reap():
     """Run the Python clean-up of the reap lists. Any thread holding the GIL."""
     cdef cmd_t *items
     cdef cmd_t *c
-    cdef plan_t *plans
-    cdef plan_t *p
-    cdef qcore_t *queues
-    cdef qcore_t *q
+    cdef hold_t *holds
+    cdef hold_t *h
     cdef PyObject *hooks
     cdef PyObject *action
-    global reaping, reap_head, reap_plans, reap_queues, reap_count
+    global reaping, reap_head, reap_holds, reap_count
     if pp_load(&reap_count) == 0 and pp_load(&reaping) == 0:
         return
     with _reap_mutex:                  # callers return only after a concurrent batch is done
         pp_add(&reaping, 1)
         with nogil:
             pthread_mutex_lock(&reap_lock)
-            items, plans, queues = reap_head, reap_plans, reap_queues
-            reap_head, reap_plans, reap_queues = NULL, NULL, NULL
+            items, holds = reap_head, reap_holds
+            reap_head, reap_holds = NULL, NULL
             reap_count = 0
             pthread_mutex_unlock(&reap_lock)
         while items != NULL:
@@ -743,16 +727,10 @@ def reap():
             Py_XDECREF(action)
             with nogil:
                 cmd_decref(c)
-        while plans != NULL:
-            p = plans
-            plans = p.reap_next
-            _plan_unhold(p)
-            plan_decref(p)
-        while queues != NULL:
-            q = queues
-            queues = q.reap_next
-            _qcore_unhold(q)
-            qcore_decref(q)
+        while holds != NULL:
+            h = holds
+            holds = h.reap_next
+            hold_drop(h)
         pp_add(&reaping, -1)
 
 
@@ -1565,6 +1543,7 @@ cdef qcore_t *qcore_new(int mode, driver_t *driver, qtrack_t *track, size_t cont
     q.mode, q.driver, q.track, q.context, q.device = mode, driver, track, context, device
     pp_add(&track.refs, 1)
     q.prune_at = PRUNE_MIN
+    hold_init(&q.events, &q.lock)
     return q
 
 
@@ -1588,43 +1567,81 @@ cdef void qcore_decref(qcore_t *q) noexcept nogil:
     free(q)
 
 
-cdef int qcore_reserve_event(qcore_t *q) noexcept nogil:
-    """Count one more native event if the queue holds the references they need; 0 if not."""
+# ---------------------------------------------------------------------------------------------
+# Holds: a plan's launches and a queue's native events need Python objects kept alive (the
+# program and buffers; the queue and its context), which native code cannot retain. So the
+# owner object takes its references once, with the GIL (hold_acquire: by the Python path, or by
+# api/enqueue.prime_ndrange when a native call deferred for want of them), native users are
+# only counted (hold_use / hold_done), and the reaper drops the references when it finds no
+# user left (hold_drop). The owner provides hold_references() -> bool and drop_references().
+# ---------------------------------------------------------------------------------------------
+
+cdef void hold_init(hold_t *h, pthread_mutex_t *lock) noexcept nogil:
+    memset(h, 0, sizeof(hold_t))
+    h.lock = lock
+
+
+cdef inline void hold_check_idle(hold_t *h) noexcept nogil:
+    """(h.lock held) No user left: let the reaper drop the references."""
+    if h.users == 0 and h.held and not h.reap_queued:
+        h.reap_queued = 1
+        hold_reap_push(h)
+
+
+cdef int hold_use(hold_t *h) noexcept nogil:
+    """One more native user if the references are held; 0 if not."""
     cdef int ok
-    pthread_mutex_lock(&q.lock)
-    ok = q.event_hold
+    pthread_mutex_lock(h.lock)
+    ok = h.held
     if ok:
-        q.n_events += 1
-    pthread_mutex_unlock(&q.lock)
+        h.users += 1
+    pthread_mutex_unlock(h.lock)
     return ok
 
 
-cdef inline void qcore_check_unhold(qcore_t *q) noexcept nogil:
-    """(q.lock held) No native event left: let the reaper drop the references held for them."""
-    if q.n_events == 0 and q.event_hold and not q.reap_queued:
-        q.reap_queued = 1
-        qcore_reap_push(q)
+cdef void hold_done(hold_t *h) noexcept nogil:
+    pthread_mutex_lock(h.lock)
+    h.users -= 1
+    hold_check_idle(h)
+    pthread_mutex_unlock(h.lock)
 
 
-cdef void qcore_event_gone(qcore_t *q) noexcept nogil:
-    pthread_mutex_lock(&q.lock)
-    q.n_events -= 1
-    qcore_check_unhold(q)
-    pthread_mutex_unlock(&q.lock)
+cdef bint hold_acquire(hold_t *h, object owner) except -1:
+    """Hold owner's references (GIL held). False if owner could not take them."""
+    cdef int held
+    pthread_mutex_lock(h.lock)
+    held = h.held
+    pthread_mutex_unlock(h.lock)
+    if held:
+        return True
+    if not owner.hold_references():
+        return False
+    Py_INCREF(owner)
+    pthread_mutex_lock(h.lock)
+    held = h.held
+    if not held:
+        h.held = 1
+        h.owner = <PyObject *>owner
+        hold_check_idle(h)                  # no user may come: the reaper checks later
+    pthread_mutex_unlock(h.lock)
+    if held:                                # another thread was first
+        owner.drop_references()
+        Py_XDECREF(<PyObject *>owner)
+    return True
 
 
-cdef void _qcore_unhold(qcore_t *q):
-    """Reaper: drop the references held for native events if none is left (GIL held)."""
+cdef void hold_drop(hold_t *h):
+    """Reaper: drop the references if no user is left (GIL held). h may be freed after."""
     cdef PyObject *owner = NULL
-    pthread_mutex_lock(&q.lock)
-    q.reap_queued = 0
-    if q.n_events == 0 and q.event_hold:
-        q.event_hold = 0
-        owner, q.owner = q.owner, NULL
-    pthread_mutex_unlock(&q.lock)
+    pthread_mutex_lock(h.lock)
+    h.reap_queued = 0
+    if h.users == 0 and h.held:
+        h.held = 0
+        owner, h.owner = h.owner, NULL
+    pthread_mutex_unlock(h.lock)
     if owner != NULL:
         try:
-            (<object>owner).context.release()
+            (<object>owner).drop_references()
         except BaseException:
             sys.stderr.write(f"pyplat: clean-up failed:\n{traceback.format_exc()}")
         Py_XDECREF(owner)
@@ -1678,34 +1695,13 @@ cdef class QueueCore:
         cmd._commit()
 
     def hold_events(self, queue):
-        """Let the fast path hand out native events of this queue: hold a reference to `queue`
-        (its CommandQueue) and one on its context for them, until the reaper finds none left."""
-        cdef int held
-        pthread_mutex_lock(&self.q.lock)
-        held = self.q.event_hold
-        pthread_mutex_unlock(&self.q.lock)
-        if held:
-            return
-        queue.context.retain()
-        Py_INCREF(queue)
-        pthread_mutex_lock(&self.q.lock)
-        held = self.q.event_hold
-        if not held:
-            self.q.event_hold = 1
-            self.q.owner = <PyObject *>queue
-            qcore_check_unhold(self.q)      # none may come: the reaper checks later
-        pthread_mutex_unlock(&self.q.lock)
-        if held:                                # another thread was first
-            queue.context.release()
-            Py_XDECREF(<PyObject *>queue)
-
-    @property
-    def native_events(self):
-        return self.q.n_events
+        """Let the fast path hand out native events of this queue: `queue` (its CommandQueue)
+        holds its references for them until the reaper finds none left."""
+        hold_acquire(&self.q.events, queue)
 
     @property
     def holds_events(self):
-        return bool(self.q.event_hold)
+        return bool(self.q.events.held)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1762,43 +1758,15 @@ cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, 
     if (work_dim != p.geo_dim or device != p.geo_device or flags != p.geo_flags
             or memcmp(req, p.geo_in, sizeof(req)) != 0):
         r = -1
-    elif not p.holding:
+    elif not p.launches.held:
         r = 0
     else:
-        p.pending += 1
+        p.launches.users += 1
         memcpy(geo, p.geo_out, 6 * sizeof(uint64_t))
         memcpy(geo + 6, off, sizeof(off))
         empty[0] = p.geo_empty
     pthread_mutex_unlock(&p.lock)
     return r
-
-
-cdef inline void plan_check_unhold(plan_t *p) noexcept nogil:
-    """(p.lock held) Nothing pending: let the reaper release what the plan holds."""
-    if p.pending == 0 and p.holding and not p.reap_queued:
-        p.reap_queued = 1
-        plan_reap_push(p)
-
-
-cdef void plan_finished(plan_t *p) noexcept nogil:
-    pthread_mutex_lock(&p.lock)
-    p.pending -= 1
-    plan_check_unhold(p)
-    pthread_mutex_unlock(&p.lock)
-
-
-cdef void _plan_unhold(plan_t *p):
-    """Reaper: release what the plan holds if no launch is pending (GIL held)."""
-    cdef PyObject *owner = NULL
-    pthread_mutex_lock(&p.lock)
-    p.reap_queued = 0
-    if p.pending == 0 and p.holding:
-        p.holding = 0
-        owner, p.owner = p.owner, NULL
-    pthread_mutex_unlock(&p.lock)
-    if owner != NULL:
-        (<object>owner)._release_retained()
-        Py_XDECREF(owner)
 
 
 cdef int fill_launch(cmd_t *c, plan_t *p, uint64_t *geo, int work_dim, int empty) noexcept nogil:
@@ -1841,21 +1809,19 @@ cdef class LaunchPlan:
     """What every launch of a kernel with its current argument values shares (built by
     core/kernel.py once per change of the arguments): a copy of the argument block and its
     local-pointer cells, the code, the merged memory accesses for ordering, and the objects that
-    must stay alive while launches are pending (`retained`: retained when the plan starts
-    holding, released by the reaper once nothing is pending). It also caches the last launch
-    geometry the Python path validated, which the native fast path accepts."""
+    must stay alive while launches are pending (`retained`, a core.queue.Retained: retained when
+    the plan starts holding, released by the reaper once nothing is pending). It also caches the
+    last launch geometry the Python path validated, which the native fast path accepts."""
     cdef plan_t *p
-    cdef readonly tuple retained
-    cdef readonly object release
+    cdef readonly object retained
     cdef readonly object code
     cdef readonly object context
     cdef readonly size_t scratch_size
 
     def __cinit__(self, size_t fn, bytes block, int n_args, local_cells, size_t scratch_size, retained,
-                  release, code, accesses, context):
+                  code, accesses, context):
         """block: the argument block, whose argv entries (the first n_args 64-bit words) hold
-        the offsets of the values in the block (core/kernel.py, Kernel.snapshot). retained: the
-        objects a holding plan has retained; release(): releases them all."""
+        the offsets of the values in the block (core/kernel.py, Kernel.snapshot)."""
         cdef plan_t *p = <plan_t *>calloc(1, sizeof(plan_t))
         cdef uint64_t *argv
         cdef size_t args_size = len(block)
@@ -1865,6 +1831,7 @@ cdef class LaunchPlan:
         if args_size < 8 * <size_t>n_args:
             raise ValueError("argument block shorter than its argv")
         pthread_mutex_init(&p.lock, NULL)
+        hold_init(&p.launches, &p.lock)
         p.refs = 1
         self.p = p
         p.fn, p.args_size, p.n_args = <void *>fn, args_size, n_args
@@ -1887,7 +1854,7 @@ cdef class LaunchPlan:
                 p.acc[j].key, p.acc[j].writes = id(key), bool(writes)
         p.scratch_size = self.scratch_size = scratch_size
         p.context = id(context)
-        self.retained, self.release, self.code, self.context = tuple(retained), release, code, context
+        self.retained, self.code, self.context = retained, code, context
 
     def __dealloc__(self):
         if self.p != NULL:
@@ -1895,43 +1862,21 @@ cdef class LaunchPlan:
 
     @property
     def pending(self):
-        return self.p.pending
+        return self.p.launches.users
 
     @property
     def holding(self):
-        return bool(self.p.holding)
+        return bool(self.p.launches.held)
 
     def hold(self):
-        """Retain the plan's objects (and keep this object alive) for launches to start. False
-        if one of them has been destroyed already (then nothing is held)."""
-        cdef int held
-        pthread_mutex_lock(&self.p.lock)
-        held = self.p.holding
-        pthread_mutex_unlock(&self.p.lock)
-        if held:
-            return True
-        if any(obj.reference_count <= 0 for obj in self.retained):
-            return False
-        for obj in self.retained:
-            obj.retain()
-        Py_INCREF(self)
-        pthread_mutex_lock(&self.p.lock)
-        held = self.p.holding
-        if not held:
-            self.p.holding = 1
-            self.p.owner = <PyObject *>self
-            plan_check_unhold(self.p)       # no launch may come: the reaper checks later
-        pthread_mutex_unlock(&self.p.lock)
-        if held:                                # another thread was first
-            self._release_retained()
-            Py_XDECREF(<PyObject *>self)
-        return True
+        """Hold the plan's objects for launches to start; False if one has been destroyed."""
+        return hold_acquire(&self.p.launches, self)
 
-    def _release_retained(self):
-        try:
-            self.release()
-        except BaseException:
-            sys.stderr.write(f"pyplat: clean-up failed:\n{traceback.format_exc()}")
+    def hold_references(self):
+        return self.retained.retain()
+
+    def drop_references(self):
+        self.retained.release()
 
     def remember_geometry(self, device, int work_dim, size_t global_size, size_t local_size,
                           result_global, result_local, bint empty):
@@ -2227,10 +2172,10 @@ def adopt_event(size_t h, factory):
     if s == NULL:
         return None
     try:
-        queue = <object>q.owner            # held while the queue has native events (this one)
+        queue = <object>q.events.owner     # held while the queue has native events (this one)
         return factory(queue, wrap_command(c, queue.driver), refs)
     finally:
-        qcore_event_gone(q)
+        hold_done(&q.events)
         qcore_decref(q)
 
 
@@ -2275,14 +2220,14 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
         return DEFER
     r = plan_start(p, q.device, work_dim, global_size, local_size, offset, geo, &empty)
     if r == 1 and event:
-        if not qcore_reserve_event(q):
-            plan_finished(p)
+        if not hold_use(&q.events):
+            hold_done(&p.launches)
             r = 0
         else:
             s = <nevent_t *>calloc(1, sizeof(nevent_t))
             if s == NULL:
-                plan_finished(p)
-                qcore_event_gone(q)
+                hold_done(&p.launches)
+                hold_done(&q.events)
                 r = 0
     if r != 1:
         for i in range(n):
@@ -2295,12 +2240,12 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     if c == NULL or fill_launch(c, p, geo, work_dim, empty) < 0:
         if c != NULL:
             cmd_free(c)
-        plan_finished(p)
+        hold_done(&p.launches)
         for i in range(n):
             cmd_decref(waits[i])
         if s != NULL:
             free(s)
-            qcore_event_gone(q)
+            hold_done(&q.events)
         qcore_decref(q)
         plan_decref(p)
         return CL_OUT_OF_HOST_MEMORY_
@@ -2363,7 +2308,7 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
     pthread_mutex_unlock(&tab_lock)
     if c != NULL:
         cmd_decref(c)
-        qcore_event_gone(q)
+        hold_done(&q.events)
         qcore_decref(q)
     return r
 
