@@ -847,11 +847,16 @@ cdef long push(worker_t *w, cmd_t *c) noexcept nogil:
     return n
 
 
-cdef cmd_t *pop(worker_t *w) noexcept nogil:
+cdef cmd_t *pop(worker_t *w, int wait) noexcept nogil:
+    """The oldest command of w's queue. Thieves (wait = 0) give up if the queue is locked (its
+    owner or another thief is there), instead of queueing on the lock with every idle worker."""
     cdef cmd_t *c
     if w.head == NULL:              # racy peek: cheap for empty queues
         return NULL
-    pthread_mutex_lock(&w.lock)
+    if wait:
+        pthread_mutex_lock(&w.lock)
+    elif pthread_mutex_trylock(&w.lock) != 0:
+        return NULL
     c = w.head
     if c != NULL:
         w.head = c.next
@@ -970,28 +975,12 @@ cdef void pool_execute(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
     execute(c)
 
 
-cdef cmd_t *try_pop(worker_t *w) noexcept nogil:
-    """pop() for thieves: gives up if the queue is locked (its owner or another thief is
-    there), instead of queueing on the lock with every other idle worker."""
-    cdef cmd_t *c
-    if w.head == NULL or pthread_mutex_trylock(&w.lock) != 0:
-        return NULL
-    c = w.head
-    if c != NULL:
-        w.head = c.next
-        if w.head == NULL:
-            w.tail = NULL
-        w.n -= 1
-    pthread_mutex_unlock(&w.lock)
-    return c
-
-
 cdef cmd_t *steal(pool_t *p, worker_t *w) noexcept nogil:
     cdef int i, k
     cdef cmd_t *c
     for k in range(1, p.nworkers):
         i = (w.id + k) % p.nworkers
-        c = try_pop(&p.workers[i])
+        c = pop(&p.workers[i], 0)
         if c != NULL:
             w.stolen += 1
             return c
@@ -1021,7 +1010,7 @@ cdef void *worker_main(void *arg) noexcept nogil:
                 spinning = 0
             idle = 0
             continue
-        c = pop(w)
+        c = pop(w, 1)
         if c == NULL:
             c = steal(p, w)
         if c != NULL:
