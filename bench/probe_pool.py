@@ -31,7 +31,7 @@ def probe(platform_name, kernels, reps, iters):
     k = cl.Program(ctx, SRC).build().spin
     out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * 4096)
     k.set_args(out, np.int32(iters))
-    walls, runs, delays, conc = [], [], [], []
+    walls, runs, delays, conc, outside = [], [], [], [], []
     for r in range(reps + 2):
         t0 = time.perf_counter()
         evs = [cl.enqueue_nd_range_kernel(q, k, (1,), (1,), global_work_offset=(j,)) for j in range(kernels)]
@@ -46,7 +46,9 @@ def probe(platform_name, kernels, reps, iters):
         runs.append(statistics.mean((b - a) / 1e3 for a, b in zip(starts, ends)))
         delays.append(statistics.mean((s - qd) / 1e3 for s, qd in zip(starts, queued)))
         conc.append(sum((b - a) for a, b in zip(starts, ends)) / 1e3 / wall)
-    return statistics.median(walls), statistics.median(runs), statistics.median(delays), statistics.median(conc)
+        outside.append(wall - (max(ends) - min(queued)) / 1e3)
+    return (statistics.median(walls), statistics.median(runs), statistics.median(delays), statistics.median(conc),
+            statistics.median(outside))
 
 
 READERS = """
@@ -117,7 +119,8 @@ def main():
     if a.one:
         print(*probe(a.one[0], a.kernels, a.reps, a.iters))
         return
-    print(f"{a.kernels} kernels per rep: µs/kernel, run µs, enqueue->start µs, concurrency")
+    print(f"{a.kernels} kernels per rep: µs/kernel, run µs, enqueue->start µs, concurrency, µs per rep "
+          "outside the first enqueue..last end span (the host's wake-up from clFinish)")
     for w in a.workers.split(","):
         for name in ("PyPlat", "Portable"):
             env = dict(os.environ, PYPLAT_WORKERS=w, POCL_MAX_PTHREAD_COUNT=w, POCL_CPU_MAX_CU_COUNT=w)
@@ -125,11 +128,11 @@ def main():
                                 "--iters", str(a.iters), "--one", name, w], env=env, capture_output=True,
                                text=True, timeout=300)
             vals = r.stdout.split()
-            if r.returncode or len(vals) != 4:
+            if r.returncode or len(vals) != 5:
                 print(f"w={w:>2} {name:8s} failed: {r.stderr[-300:]}")
                 continue
-            wall, run, delay, conc = map(float, vals)
-            print(f"w={w:>2} {name:8s} {wall:8.2f} {run:8.2f} {delay:9.1f} {conc:6.2f}")
+            wall, run, delay, conc, outside = map(float, vals)
+            print(f"w={w:>2} {name:8s} {wall:8.2f} {run:8.2f} {delay:9.1f} {conc:6.2f} {outside:8.1f}")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,15 @@ cdef extern from *:
     static inline unsigned long long pp_now_ns(void) {
         struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
         return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec; }
+    /* A cheap clock for short intervals on one machine: the time-stamp counter where there is
+       one (a few ns, against ~25 for clock_gettime; its rate is ~1-4 per ns), else ns. */
+    static inline unsigned long long pp_ticks(void) {
+    #if defined(__x86_64__) || defined(__i386__)
+        return __builtin_ia32_rdtsc();
+    #else
+        return pp_now_ns();
+    #endif
+    }
     static __thread int pp_worker_id = -1;
     static __thread void *pp_worker_pool = NULL;
     static __thread void *pp_basic_head = NULL;
@@ -74,6 +83,7 @@ cdef extern from *:
     int pp_cas(long *p, long expected, long desired) nogil
     void pp_pause() nogil
     unsigned long long pp_now_ns() nogil
+    unsigned long long pp_ticks() nogil
     int pp_worker_id
     void *pp_worker_pool
     void *pp_basic_head
@@ -196,6 +206,7 @@ cdef struct cmd_t:
     int finalized
     int kind
     unsigned long long times[5]
+    unsigned long long pushed        # when it entered a worker's queue (pool driver; pp_ticks)
     cmd_t **notify
     int n_notify
     int cap_notify
@@ -476,7 +487,35 @@ cdef void cmd_attach(cmd_t *c, qtrack_t *q) noexcept nogil:
     pthread_mutex_unlock(&q.lock)
 
 
+# A host thread about to block on a command or queue polls this long first: waking a blocked
+# thread costs tens of µs on virtual machines (up to hundreds when its CPU idles), more than
+# many waits last (bench/: kernel_imbalance with few kernels). Only while a CPU is spare
+# (host_may_poll): a polling host on a CPU a worker needs would delay that worker instead.
+DEF HOST_POLL_NS = 50000
+
+cdef inline void poll_until_set(int *flag) noexcept nogil:
+    cdef unsigned long long until = pp_now_ns() + HOST_POLL_NS
+    while not pp_load_i(flag) and host_may_poll() and pp_now_ns() < until:
+        pp_pause()
+
+
+cdef inline void poll_until_zero(long *count) noexcept nogil:
+    cdef unsigned long long until = pp_now_ns() + HOST_POLL_NS
+    while pp_load(count) > 0 and host_may_poll() and pp_now_ns() < until:
+        pp_pause()
+
+
+cdef void track_join(qtrack_t *q) noexcept nogil:
+    """Until every command counted by q has finished."""
+    poll_until_zero(&q.count)
+    pthread_mutex_lock(&q.lock)
+    while q.count > 0:
+        pthread_cond_wait(&q.cv, &q.lock)
+    pthread_mutex_unlock(&q.lock)
+
+
 cdef void cmd_wait(cmd_t *c) noexcept nogil:
+    poll_until_set(&c.finalized)
     pthread_mutex_lock(&c.lock)
     while not c.finalized:
         pthread_cond_wait(&c.done, &c.lock)
@@ -791,13 +830,22 @@ cdef void basic_ready(driver_t *d, cmd_t *c) noexcept nogil:
 # ---------------------------------------------------------------------------------------------
 
 DEF MAX_BOARD = 256
-DEF SPIN = 300
-DEF YIELDS = 20
+# An idle worker polls for work this long before it sleeps (a futex wake-up costs tens to
+# hundreds of µs on virtual machines): pausing at first, then yielding its CPU between polls, so
+# that a host thread sharing the CPU (more workers than cores) still runs.
+DEF IDLE_PAUSE_NS = 20000
+DEF IDLE_POLL_NS = 1000000
+DEF WORK_POLL_EVERY = 16        # idle polls of the shared work counter: 1 in 16 (see worker_main)
+# A queued command is left to its queue's owner this long (pp_ticks: ~0.5-2 µs) before others
+# may steal it: an idle owner polls its queue every few hundred ns, and a command that moves to
+# another core costs cache misses (without this, a serial chain spread over every idle worker).
+DEF STEAL_AFTER_TICKS = 2000
 
 cdef struct worker_t:
     pthread_mutex_t lock
     cmd_t *head
     cmd_t *tail
+    unsigned long long head_pushed   # head's pushed, for thieves (who may not read *head)
     long n
     int id
     void *pool
@@ -819,6 +867,9 @@ cdef struct pool_t:
     cmd_t *board[MAX_BOARD]
     long n_board
     long wakeups
+    long pad0[8]
+    long hint                    # the worker that most recently went idle (on its own line)
+    long pad1[8]
 
 
 cdef void pool_wake(pool_t *p, int all_) noexcept nogil:
@@ -835,11 +886,13 @@ cdef void pool_wake(pool_t *p, int all_) noexcept nogil:
 cdef long push(worker_t *w, cmd_t *c) noexcept nogil:
     cdef long n
     c.next = NULL
+    c.pushed = pp_ticks()
     pthread_mutex_lock(&w.lock)
     if w.tail != NULL:
         w.tail.next = c
     else:
         w.head = c
+        w.head_pushed = c.pushed
     w.tail = c
     w.n += 1
     n = w.n
@@ -847,21 +900,25 @@ cdef long push(worker_t *w, cmd_t *c) noexcept nogil:
     return n
 
 
-cdef cmd_t *pop(worker_t *w, int wait) noexcept nogil:
-    """The oldest command of w's queue. Thieves (wait = 0) give up if the queue is locked (its
-    owner or another thief is there), instead of queueing on the lock with every idle worker."""
+cdef cmd_t *pop(worker_t *w, unsigned long long thief_now) noexcept nogil:
+    """The oldest command of w's queue, for its owner (thief_now = 0) or a thief (pp_ticks()).
+    Thieves leave commands younger than STEAL_AFTER_TICKS to the owner, and give up if the queue
+    is locked (its owner or another thief is there) instead of queueing on the lock."""
     cdef cmd_t *c
-    if w.head == NULL:              # racy peek: cheap for empty queues
+    if w.head == NULL:              # racy peeks: cheap for empty queues
         return NULL
-    if wait:
+    if thief_now:
+        if <long long>(thief_now - w.head_pushed) < STEAL_AFTER_TICKS or pthread_mutex_trylock(&w.lock) != 0:
+            return NULL
+    else:
         pthread_mutex_lock(&w.lock)
-    elif pthread_mutex_trylock(&w.lock) != 0:
-        return NULL
     c = w.head
     if c != NULL:
         w.head = c.next
         if w.head == NULL:
             w.tail = NULL
+        else:
+            w.head_pushed = w.head.pushed
         w.n -= 1
     pthread_mutex_unlock(&w.lock)
     return c
@@ -878,6 +935,15 @@ cdef void pool_ready(driver_t *d, cmd_t *c) noexcept nogil:
         if n > 1:
             pool_wake(p, 0)
     else:
+        # A lone command goes to the worker that went idle last: it watches its own queue, so
+        # it needs no wake-up, and its caches hold the queue's previous command (a serial chain
+        # stays on one core). If it is falling asleep just now, it re-reads p.work (raised
+        # above, before the hint was read) under idle_lock and stays awake.
+        i = pp_load(&p.hint) if pp_load(&p.work) == 1 else -1
+        if i >= 0:
+            push(&p.workers[i], c)
+            return
+        # Several are spread round robin.
         i = pp_add(&p.rr, 1) % p.nworkers
         push(&p.workers[i], c)
         # While idle workers still spinning outnumber the waiting commands, they will steal
@@ -916,9 +982,17 @@ cdef void participate(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
         board_remove(p, c)
 
 
-cdef void stop_spinning(pool_t *p) noexcept nogil:
+cdef inline void unhint(pool_t *p, worker_t *w) noexcept nogil:
+    """w is no longer idle: lone commands no longer go to it (a read first: a failed
+    compare-and-swap would still take the line)."""
+    if pp_load(&p.hint) == w.id:
+        pp_cas(&p.hint, w.id, -1)
+
+
+cdef void stop_spinning(pool_t *p, worker_t *w) noexcept nogil:
     """An idle worker found work: it no longer counts as spinning. If more work is waiting, wake
     a sleeper, since pool_ready may have skipped that while this worker was spinning."""
+    unhint(p, w)
     pp_add(&p.spinning, -1)
     if pp_load(&p.work) > 1:
         pool_wake(p, 0)
@@ -939,7 +1013,7 @@ cdef int board_work(pool_t *p, worker_t *w, int spinning) noexcept nogil:
     if c == NULL:
         return 0
     if spinning:
-        stop_spinning(p)
+        stop_spinning(p, w)
     participate(p, w, c)
     cmd_decref(c)
     return 1
@@ -978,9 +1052,10 @@ cdef void pool_execute(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
 cdef cmd_t *steal(pool_t *p, worker_t *w) noexcept nogil:
     cdef int i, k
     cdef cmd_t *c
+    cdef unsigned long long now = pp_ticks()
     for k in range(1, p.nworkers):
         i = (w.id + k) % p.nworkers
-        c = pop(&p.workers[i], 0)
+        c = pop(&p.workers[i], now)
         if c != NULL:
             w.stolen += 1
             return c
@@ -992,64 +1067,104 @@ cdef void *worker_main(void *arg) noexcept nogil:
     cdef worker_t *w = <worker_t *>arg
     cdef pool_t *p = <pool_t *>w.pool
     cdef cmd_t *c
-    cdef long idle = 0
-    cdef int k, spinning = 0
+    cdef unsigned long long idle_since = 0, idle_ns
+    cdef long polls = 0
+    cdef int k, spinning = 0, slept = 0
     cdef timespec ts
     pp_worker_id = w.id
     pp_worker_pool = p
     while True:
-        # Idle workers poll one counter (p.work: commands queued or on the board), not every
-        # queue: their reads would keep taking the cache lines the host writes when it queues.
-        if spinning and pp_load(&p.work) <= 0 and idle < SPIN:
-            idle += 1
-            for k in range(8):
-                pp_pause()
-            continue
+        if spinning:
+            # Idle: look at the own queue every time (only a pushing thread writes it) and at
+            # the shared work counter (written for every command) one time in WORK_POLL_EVERY,
+            # so that idle workers take few of the cache lines the host writes as it enqueues.
+            polls += 1
+            if w.head == NULL and (polls % WORK_POLL_EVERY != 0 or pp_load(&p.work) <= 0):
+                idle_ns = pp_now_ns() - idle_since
+                if idle_ns < IDLE_PAUSE_NS:
+                    for k in range(2):
+                        pp_pause()
+                elif idle_ns < IDLE_POLL_NS:
+                    sched_yield()
+                else:
+                    unhint(p, w)
+                    pp_add(&p.spinning, -1)         # before the work test below: see pool_ready
+                    spinning = 0
+                    pthread_mutex_lock(&p.idle_lock)
+                    pp_add(&p.sleepers, 1)
+                    if pp_load(&p.work) <= 0:
+                        pp_deadline(&ts, 200)
+                        pthread_cond_timedwait(&p.idle_cv, &p.idle_lock, &ts)
+                    pp_add(&p.sleepers, -1)
+                    pthread_mutex_unlock(&p.idle_lock)
+                    slept = 1
+                continue
         if board_work(p, w, spinning):      # (it leaves the spinners first)
-            if spinning:
-                spinning = 0
-            idle = 0
+            spinning = slept = 0
             continue
-        c = pop(w, 1)
+        c = pop(w, 0)
         if c == NULL:
+            if not spinning:
+                # Idle from the moment the own queue is empty (before looking at others'): a
+                # lone command enqueued now comes here (pool_ready).
+                pp_add(&p.spinning, 1)
+                spinning = 1
+                # (woken without work for it, by a time-out or a thief's luck: back to sleep)
+                idle_since = 0 if slept else pp_now_ns()
+                pp_store(&p.hint, w.id)
             c = steal(p, w)
         if c != NULL:
             if spinning:
-                stop_spinning(p)
+                stop_spinning(p, w)
                 spinning = 0
+            slept = 0
             pp_add(&p.work, -1)
             pool_execute(p, w, c)
-            idle = 0
-            continue
-        # Back off: spin, then yield, then sleep until woken (busy workers never wait for us).
-        idle += 1
-        if not spinning:
-            pp_add(&p.spinning, 1)
-            spinning = 1
-        if idle < SPIN:
-            for k in range(8):
-                pp_pause()
-        elif idle < SPIN + YIELDS:
-            sched_yield()
-        else:
-            pp_add(&p.spinning, -1)             # before the work test below: see pool_ready
-            spinning = 0
-            pthread_mutex_lock(&p.idle_lock)
-            pp_add(&p.sleepers, 1)
-            if pp_load(&p.work) <= 0:
-                pp_deadline(&ts, 200)
-                pthread_cond_timedwait(&p.idle_cv, &p.idle_lock, &ts)
-            pp_add(&p.sleepers, -1)
-            pthread_mutex_unlock(&p.idle_lock)
-            idle = SPIN                          # after a wake-up: yield-phase first
     return NULL
 
 
+cdef pool_t *process_pool = NULL       # the pool driver, once made (one per process)
+cdef long online_cpus = 1
+
+
+cdef int host_may_poll() noexcept nogil:
+    """Whether a host thread may poll instead of blocking: a CPU is left over by the pool's
+    running workers (those not idle; idle ones give their CPU away within microseconds)."""
+    cdef pool_t *p = process_pool
+    if p == NULL:
+        return 1
+    return p.nworkers - pp_load(&p.spinning) - pp_load(&p.sleepers) + 1 < online_cpus
+
+
+cdef extern from "<stdio.h>" nogil:
+    ctypedef struct FILE
+    FILE *stderr
+    int fprintf(FILE *, const char *, ...)
+
+cdef extern from "<stdlib.h>" nogil:
+    int atexit(void (*)() noexcept nogil)
+
+
+cdef void print_pool_stats() noexcept nogil:
+    """PYPLAT_POOL_STATS=1: at exit, what each worker ran and stole, and the wake-ups."""
+    cdef pool_t *p = process_pool
+    cdef int i
+    if p == NULL:
+        return
+    fprintf(stderr, "pyplat pool: %ld wake-ups; per worker executed/stolen:", p.wakeups)
+    for i in range(p.nworkers):
+        fprintf(stderr, " %ld/%ld", p.workers[i].executed, p.workers[i].stolen)
+    fprintf(stderr, "\n")
+
+
 cdef driver_t *make_pool(int nworkers) noexcept nogil:
+    global process_pool
     cdef pool_t *p = <pool_t *>calloc(1, sizeof(pool_t))
     cdef driver_t *d = <driver_t *>calloc(1, sizeof(driver_t))
     cdef int i
     p.nworkers = nworkers
+    p.hint = -1
+    process_pool = p
     p.workers = <worker_t *>calloc(nworkers, sizeof(worker_t))
     pthread_mutex_init(&p.idle_lock, NULL)
     pthread_cond_init(&p.idle_cv, NULL)
@@ -1128,7 +1243,11 @@ def get_driver(name="pool", workers=0):
             drv.workers = 0
         elif name == "pool":
             n = workers or int(os.environ.get("PYPLAT_WORKERS") or 0) or (os.cpu_count() or 1)
+            global online_cpus
+            online_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
             drv.d = make_pool(n)
+            if os.environ.get("PYPLAT_POOL_STATS"):        # bench/: where the pool's time went
+                atexit(print_pool_stats)
             drv.workers = n
         else:
             raise ValueError(f"unknown driver {name!r}")
@@ -1166,10 +1285,7 @@ cdef class QueueTracker:
 
     def join(self):
         with nogil:
-            pthread_mutex_lock(&self.q.lock)
-            while self.q.count > 0:
-                pthread_cond_wait(&self.q.cv, &self.q.lock)
-            pthread_mutex_unlock(&self.q.lock)
+            track_join(self.q)
         reap()
 
 
@@ -2334,10 +2450,7 @@ cdef int32_t n_finish(size_t queue) noexcept nogil:
     if q == NULL:
         return DEFER
     q.driver.flush(q.driver)
-    pthread_mutex_lock(&q.track.lock)
-    while q.track.count > 0:
-        pthread_cond_wait(&q.track.cv, &q.track.lock)
-    pthread_mutex_unlock(&q.track.lock)
+    track_join(q.track)
     qcore_decref(q)
     return CL_SUCCESS_ if pp_load(&reap_count) == 0 and pp_load(&reaping) == 0 else DEFER
 
