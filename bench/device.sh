@@ -248,6 +248,9 @@ raw)
         done
     done
     python3 bench/rawsum.py "$OUT/raw.tsv" | tee "$OUT/summary.txt"
+    # What the hardware allows without a runtime (the in-order parallelisation's work).
+    cc -O2 -march=native -o /tmp/threads_bound bench/threads_bound.c -lpthread &&
+        /tmp/threads_bound ${WORKERS:-1 2 4 8 16} | tee -a "$OUT/summary.txt"
     ;;
 py)
     # any bench/ script under pyplat run: bash bench/device.sh py bench/probe_pool.py ARGS

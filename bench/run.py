@@ -5,7 +5,9 @@
 Builds bench/sched_bench.c against the system loader, runs it on each platform with the same
 number of worker threads (PyPlat: PYPLAT_WORKERS; PoCL: POCL_CPU_MAX_CU_COUNT/POCL_MAX_PTHREAD_COUNT)
 and prints microseconds per kernel, the speedup over one worker, and the ratio PyPlat/PoCL
-(lower is better for PyPlat). Also the enqueue cost per command from pyopencl.
+(lower is better for PyPlat). Also the enqueue cost per command from pyopencl, and what the
+machine allows without any runtime: the in-order parallelisation's work on plain threads
+(bench/threads_bound.c), whose speedup bounds that benchmark's.
 """
 import argparse
 import os
@@ -21,6 +23,15 @@ def build(tmp):
     exe = Path(tmp) / "sched_bench"
     subprocess.run(["cc", "-O2", "-o", str(exe), str(HERE / "sched_bench.c"), "-lOpenCL"], check=True)
     return exe
+
+
+def threads_bound(tmp, workers):
+    """µs per unit of the in-order parallelisation's work on n plain threads, for each n."""
+    exe = Path(tmp) / "threads_bound"
+    subprocess.run(["cc", "-O2", "-march=native", "-o", str(exe), str(HERE / "threads_bound.c"), "-lpthread"],
+                   check=True)
+    out = subprocess.run([str(exe)] + [str(w) for w in workers], capture_output=True, text=True, check=True)
+    return {int(line.split("\t")[1]): float(line.split("\t")[2]) for line in out.stdout.splitlines()}
 
 
 def run(exe, platform, workers, scale):
@@ -70,6 +81,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         exe = build(tmp)
         results = {w: {p: run(exe, p, w, args.scale) for p in ("PyPlat", "Portable")} for w in workers}
+        bound = threads_bound(tmp, workers)
     keys = list(results[workers[0]]["PyPlat"])
     head = f"{'benchmark':28s}{'param':>6s}" + "".join(
         f"{'w=' + str(w) + ' PyPlat':>14s}{'PoCL':>10s}{'ratio':>8s}" for w in workers)
@@ -89,6 +101,9 @@ def main():
     a, b = pyopencl_enqueue("PyPlat"), pyopencl_enqueue("Portable")
     print(f"\nenqueue per command from pyopencl (wait list of 1): PyPlat {a:.2f} µs, PoCL {b:.2f} µs, "
           f"ratio {a / b:.1f}")
+    print("plain threads, the in-order parallelisation's work (µs per unit): " +
+          ", ".join(f"{w}: {bound[w]:.2f}" for w in workers) +
+          (f"; speedup {bound[workers[0]] / bound[workers[-1]]:.2f}" if len(workers) > 1 else ""))
 
 
 if __name__ == "__main__":
