@@ -60,9 +60,9 @@ def test_native_events_count_adopt_and_release(env):
     assert CL.clEnqueueFillBuffer(q, buf, addr(ctypes.c_int(0)), 4, 0, 4 * 64, 0, 0, 0) == 0
     set_arg(k, 0, buf)
     ctx_refs = info_u32(CL.clGetContextInfo, ctx, cl.CL_CONTEXT_REFERENCE_COUNT)
-    code, first = launch(q, k, 64)                # the Python path: validates, primes the plan
-    assert code == 0 and first in handles._live
-    code, ev = launch(q, k, 64)                   # the native path: a native event
+    code, first = launch(q, k, 64)                # Python validates, builds the plan, then the
+    assert code == 0 and first not in handles._live   # native path launches it: a native event
+    code, ev = launch(q, k, 64)                   # the native path alone
     assert code == 0 and ev not in handles._live
     assert CL.clRetainEvent(ev) == 0 and CL.clRetainEvent(ev) == 0 and CL.clReleaseEvent(ev) == 0
     # first use from Python adopts it, with the count the native side kept (1 + 2 - 1)

@@ -311,17 +311,26 @@ def choose_local_size(global_size, limit, item_limits):
     return local
 
 
-def prime_ndrange(command_queue, kernel, wants_event):
-    """The runtime's native clEnqueueNDRangeKernel did not answer: make the kernel's current plan
-    hold its objects and, for an event, the queue hold the references native events need, so that
-    it may answer now (and next time). True if anything changed."""
+def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size,
+                  wants_event):
+    """The runtime's native clEnqueueNDRangeKernel did not answer: give the kernel a plan that
+    knows this launch's sizes and holds its objects and, for an event, make the queue hold the
+    references native events need, so that it may answer now (and next time). True if anything
+    changed. A request the checks refuse is left to clEnqueueNDRangeKernel, which reports it."""
     registry = handles.registry()
     queue, k = registry.get(command_queue), registry.get(kernel)
-    if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel) or k._plan is None:
+    if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel):
         return False
     primed = False
-    if not k._plan.holding:
-        if not k._plan.hold():              # an argument was released: the Python path says so
+    plan = k._plan
+    if plan is None or not plan.knows_geometry(queue.device, work_dim, global_work_size, local_work_size or 0):
+        try:
+            plan = _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, local_work_size)
+        except CLError:
+            return False
+        primed = True
+    if not plan.holding:
+        if not plan.hold():                 # an argument was released: the Python path says so
             k.drop_plan()
             return False
         primed = True
@@ -343,6 +352,17 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
                            local_work_size, num_events_in_wait_list, event_wait_list, event):
     queue = lookup_queue(command_queue)
     k = lookup_kernel(kernel)
+    plan = _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, local_work_size)
+    waits = wait_list(num_events_in_wait_list, event_wait_list, queue.context)
+    ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits)
+    return_event(ev, event)
+
+
+def _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, local_work_size):
+    """clEnqueueNDRangeKernel's checks but the wait list's: the kernel's plan for its current
+    arguments, told this request's validated sizes. From then on the runtime's native fast path
+    (runtime/_sched.pyx) answers repeats of the launch -- same queue device, arguments and sizes,
+    any offset -- without Python."""
     check(k.program.context is queue.context, cl.CL_INVALID_CONTEXT, "kernel and queue in different contexts")
     check(k.program.built_for(queue.device), cl.CL_INVALID_PROGRAM_EXECUTABLE,
           "no program executable for the queue's device")
@@ -370,12 +390,8 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
     if plan.scratch_size > device.local_mem_size:
         raise CLError(cl.CL_OUT_OF_RESOURCES, f"kernel needs {plan.scratch_size} bytes of local memory, "
                       f"the device has {device.local_mem_size}")
-    waits = wait_list(num_events_in_wait_list, event_wait_list, queue.context)
-    # From here on the runtime's native fast path (runtime/_sched.pyx) answers repeats of this
-    # launch -- same queue device, arguments and sizes, any offset -- without calling this function.
     plan.remember_geometry(device, work_dim, global_work_size, local_work_size or 0, global_size, local, empty)
-    ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits)
-    return_event(ev, event)
+    return plan
 
 
 def _geometry(k, device, work_dim, global_work_offset, global_work_size, local_work_size):

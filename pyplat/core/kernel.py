@@ -15,7 +15,7 @@ class Kernel(RefCounted):
         self.name = info.name
         # Per argument: ("mem", Buffer or None) | ("local", size) | ("value", bytes)
         self.args = [None] * len(info.args)
-        self.geometry_cache = {}      # validated launch sizes (pyplat/api/enqueue.py)
+        self.geometry_cache = program.launch_geometries.setdefault(info.name, {})
         self._plan = None             # launch plan for the current argument values (see plan())
         self.slot = KernelSlot()      # the same plan as the runtime's native fast path sees it
 

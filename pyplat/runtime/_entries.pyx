@@ -74,7 +74,7 @@ cdef int32_t e_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
         if status != _defer:
             return status
         # not answered: maybe only because the plan or the queue holds no references yet
-        if _primed(queue, kernel, event):
+        if _primed(queue, kernel, work_dim, offset, global_size, local_size, event):
             status = _n_ndrange(queue, kernel, work_dim, offset, global_size, local_size, n_events, events,
                                 event)
             if status != _defer:
@@ -83,9 +83,10 @@ cdef int32_t e_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
                                events, event))
 
 
-cdef bint _primed(size_t queue, size_t kernel, size_t event):
+cdef bint _primed(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
+                  size_t local_size, size_t event):
     try:
-        return bool(_prime_ndrange(queue, kernel, event != 0))
+        return bool(_prime_ndrange(queue, kernel, work_dim, offset, global_size, local_size, event != 0))
     except BaseException:
         _report("clEnqueueNDRangeKernel")
         return False

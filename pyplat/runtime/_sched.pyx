@@ -1983,6 +1983,19 @@ cdef class LaunchPlan:
     def drop_references(self):
         self.retained.release()
 
+    def knows_geometry(self, device, int work_dim, size_t global_size, size_t local_size):
+        """Whether remember_geometry was told these sizes (the native path's test)."""
+        cdef uint64_t req[6]
+        cdef int flags, known
+        if not 1 <= work_dim <= 3 or global_size == 0:
+            return False
+        geometry_request(work_dim, global_size, local_size, req, &flags)
+        pthread_mutex_lock(&self.p.lock)
+        known = (self.p.geo_dim == work_dim and self.p.geo_flags == flags
+                 and memcmp(self.p.geo_in, req, sizeof(req)) == 0)
+        pthread_mutex_unlock(&self.p.lock)
+        return bool(known) and self.p.geo_device == id(device)
+
     def remember_geometry(self, device, int work_dim, size_t global_size, size_t local_size,
                           result_global, result_local, bint empty):
         """Cache a geometry the caller validated (pointers to the request's size_t arrays; the
