@@ -6,6 +6,32 @@ from pyplat.core.queue import STDOUT, Retained, merged_accesses
 from pyplat.runtime.graph import KernelSlot, LaunchPlan
 
 
+_pack_address = struct.Struct("<Q").pack_into
+
+
+class LaunchShape:
+    """What every object of one kernel (one program build, one kernel name) shares for launches,
+    since it depends on the kernel's signature and attributes, not on argument values: the
+    argument block's layout (see Kernel.snapshot), which arguments the kernel writes through, and
+    the launch sizes validated per device (api/enqueue.py)."""
+    __slots__ = ("cells", "block_size", "argv", "written", "geometries")
+
+    def __init__(self, info):
+        n = len(info.args)
+        cells, offset = [], 8 * max(n, 1)
+        for arg in info.args:
+            size = 8 if arg.kind in ("global", "constant", "local") else max(arg.size, 1)
+            align = min(128, 1 << max(0, (size - 1).bit_length()))
+            offset += -offset % align
+            cells.append(offset)
+            offset += size
+        self.cells = tuple(cells)
+        self.block_size = offset
+        self.argv = struct.pack(f"<{n}Q", *cells)
+        self.written = tuple(arg.written for arg in info.args)
+        self.geometries = {}
+
+
 class Kernel(RefCounted):
     def __init__(self, program, info):
         super().__init__()
@@ -15,7 +41,10 @@ class Kernel(RefCounted):
         self.name = info.name
         # Per argument: ("mem", Buffer or None) | ("local", size) | ("value", bytes)
         self.args = [None] * len(info.args)
-        self.geometry_cache = program.launch_geometries.setdefault(info.name, {})
+        self.shape = program.launch_shapes.get(info.name)
+        if self.shape is None or len(self.shape.cells) != len(info.args):
+            self.shape = program.launch_shapes[info.name] = LaunchShape(info)
+        self.geometry_cache = self.shape.geometries   # validated launch sizes (api/enqueue.py)
         self._plan = None             # launch plan for the current argument values (see plan())
         self.slot = KernelSlot()      # the same plan as the runtime's native fast path sees it
 
@@ -58,7 +87,7 @@ class Kernel(RefCounted):
             static_local = self.info.local_mem_size
             base = (static_local + 127) & ~127
             block, local_cells, buffers = self.snapshot(base)
-            accesses = tuple((v, info.written) for (kind, v), info in zip(self.args, self.info.args)
+            accesses = tuple((v, written) for (kind, v), written in zip(self.args, self.shape.written)
                              if kind == "mem" and v is not None)
             if getattr(self.info, "prints", True):     # printf output keeps the queue's order
                 accesses += ((STDOUT, True),)
@@ -78,27 +107,21 @@ class Kernel(RefCounted):
         is aligned to its size (up to 128 bytes) so vector arguments can be loaded with aligned
         instructions. A local argument's value is the offset of its piece of the work-group's
         scratch area (128-byte aligned pieces after the kernel's own __local variables, from
-        `local_scratch_base`); its cell is listed in the local cells.
+        `local_scratch_base`); its cell is listed in the local cells. The layout is the kernel's
+        LaunchShape; a NULL buffer argument stays 0.
         """
-        n = len(self.args)
-        cells, offset = [], 8 * max(n, 1)
-        for kind, value in self.args:
-            size = len(value) if kind == "value" else 8
-            align = min(128, 1 << max(0, (max(size, 1) - 1).bit_length()))
-            offset += -offset % align
-            cells.append(offset)
-            offset += max(size, 1)
-        block = bytearray(offset)
-        struct.pack_into(f"<{n}Q", block, 0, *cells)
+        shape = self.shape
+        block = bytearray(shape.block_size)
+        block[:len(shape.argv)] = shape.argv
         buffers, local_cells = [], []
         local_offset = local_scratch_base
-        for cell, (kind, value) in zip(cells, self.args):
+        for cell, (kind, value) in zip(shape.cells, self.args):
             if kind == "mem":
-                struct.pack_into("<Q", block, cell, value.address if value is not None else 0)
                 if value is not None:
+                    _pack_address(block, cell, value.address)
                     buffers.append(value)
             elif kind == "local":
-                struct.pack_into("<Q", block, cell, local_offset)
+                _pack_address(block, cell, local_offset)
                 local_cells.append(cell)
                 local_offset += (value + 127) & ~127
             elif value:

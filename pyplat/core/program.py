@@ -35,9 +35,8 @@ class Program(RefCounted):
         self.linked = False            # made by clLinkProgram (cannot be compiled or built)
         self.no_source = False         # an executable without source to fall back on
         self.kernel_count = 0          # kernels alive: a program with kernels cannot be rebuilt
-        # Per kernel name: launch sizes validated for a device, shared by that kernel's objects
-        # (api/enqueue.py; they depend on the kernel's attributes and the device, not arguments).
-        self.launch_geometries = {}
+        # Per kernel name: what that kernel's objects share for launches (core/kernel.LaunchShape).
+        self.launch_shapes = {}
         self._lock = threading.Lock()
 
     @property
@@ -79,7 +78,7 @@ class Program(RefCounted):
         self.options = options
         if result.ok:
             self.result = result
-            self.launch_geometries = {}
+            self.launch_shapes = {}
             self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
 
     def compile(self, devices, options, headers):
