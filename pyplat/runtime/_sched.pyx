@@ -830,12 +830,15 @@ cdef void basic_ready(driver_t *d, cmd_t *c) noexcept nogil:
 # ---------------------------------------------------------------------------------------------
 
 DEF MAX_BOARD = 256
-# An idle worker polls for work this long before it sleeps (a futex wake-up costs tens to
-# hundreds of µs on virtual machines): pausing at first, then yielding its CPU between polls, so
-# that a host thread sharing the CPU (more workers than cores) still runs.
+# An idle worker polls for work this long before it sleeps: pausing at first, then yielding
+# between polls. A futex wake-up costs tens to hundreds of µs on virtual machines (their idle
+# vCPUs halt), more than the gaps between bursts of work (bench/: kernel_imbalance at 16 workers
+# is 3-20× slower with a 50 µs window). The cost: where more threads run than there are CPUs
+# (the host and as many workers as cores on a loaded machine), a polling worker can delay a
+# thread that needs its CPU (sched_yield seldom hands it over), by up to a time slice.
 DEF IDLE_PAUSE_NS = 20000
 DEF IDLE_POLL_NS = 1000000
-DEF WORK_POLL_EVERY = 16        # idle polls of the shared work counter: 1 in 16 (see worker_main)
+DEF WORK_POLL_EVERY = 8         # pausing idle workers read the shared work counter 1 poll in 8
 # A queued command is left to its queue's owner this long (pp_ticks: ~0.5-2 µs) before others
 # may steal it: an idle owner polls its queue every few hundred ns, and a command that moves to
 # another core costs cache misses (without this, a serial chain spread over every idle worker).
@@ -1076,11 +1079,13 @@ cdef void *worker_main(void *arg) noexcept nogil:
     while True:
         if spinning:
             # Idle: look at the own queue every time (only a pushing thread writes it) and at
-            # the shared work counter (written for every command) one time in WORK_POLL_EVERY,
-            # so that idle workers take few of the cache lines the host writes as it enqueues.
+            # the shared work counter (written for every command) about once a microsecond:
+            # one time in WORK_POLL_EVERY while pausing, at every yield after that, so that idle
+            # workers take few of the cache lines the host writes as it enqueues.
             polls += 1
-            if w.head == NULL and (polls % WORK_POLL_EVERY != 0 or pp_load(&p.work) <= 0):
-                idle_ns = pp_now_ns() - idle_since
+            idle_ns = pp_now_ns() - idle_since
+            if w.head == NULL and ((idle_ns < IDLE_PAUSE_NS and polls % WORK_POLL_EVERY != 0)
+                                   or pp_load(&p.work) <= 0):
                 if idle_ns < IDLE_PAUSE_NS:
                     for k in range(2):
                         pp_pause()
@@ -1109,8 +1114,9 @@ cdef void *worker_main(void *arg) noexcept nogil:
                 # lone command enqueued now comes here (pool_ready).
                 pp_add(&p.spinning, 1)
                 spinning = 1
-                # (woken without work for it, by a time-out or a thief's luck: back to sleep)
-                idle_since = 0 if slept else pp_now_ns()
+                # Woken with no work left (a time-out, or others took it): back to sleep. With
+                # work left (maybe too young to steal yet), poll as usual.
+                idle_since = 0 if slept and pp_load(&p.work) <= 0 else pp_now_ns()
                 pp_store(&p.hint, w.id)
             c = steal(p, w)
         if c != NULL:
@@ -1128,8 +1134,8 @@ cdef long online_cpus = 1
 
 
 cdef int host_may_poll() noexcept nogil:
-    """Whether a host thread may poll instead of blocking: a CPU is left over by the pool's
-    running workers (those not idle; idle ones give their CPU away within microseconds)."""
+    """Whether a host thread about to block may poll first: the pool's running workers (not
+    idle, not asleep) leave a CPU over. A poller on a CPU a worker needs would delay it."""
     cdef pool_t *p = process_pool
     if p == NULL:
         return 1
