@@ -60,7 +60,7 @@ PYPLAT_HIDDEN void pyplat_py_leave(struct pyplat_py_call *call);
 /* Generated (icd_entry_points.c). The entry table has 2 * pyplat_n_entries slots: the first
  * half holds what each stub calls with the GIL held (Python's implementation); the second half
  * optionally holds a native entry with the same signature, which the stub calls first, without
- * the GIL, and which returns PYPLAT_DEFER when it did not answer (pyplat/runtime/_sched.pyx). */
+ * the GIL, and which returns PYPLAT_DEFER when it did not answer (pyplat/runtime/sched/fast_path.pxi). */
 #define PYPLAT_DEFER 0x50594446 /* "PYDF": never an OpenCL status */
 PYPLAT_HIDDEN extern void *pyplat_entry_table[];
 PYPLAT_HIDDEN extern const int pyplat_n_entries;

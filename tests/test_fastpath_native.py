@@ -1,4 +1,4 @@
-"""The runtime's native fast path of clEnqueueNDRangeKernel and its native events (runtime/_sched.pyx):
+"""The runtime's native fast path of clEnqueueNDRangeKernel and its native events (runtime/sched/fast_path.pxi):
 repeats of a launch the Python path validated are answered natively, events it hands out are
 retained / released natively and adopted by the API layer on first use from Python; every answer
 must be the one the Python path gives. capi calls the same direct C entries the shim installs."""

@@ -103,7 +103,7 @@ def forget(obj):
             _libc.free(ctypes.addressof(_quarantine.popleft()))
 
 
-# The runtime's native fast path (pyplat/runtime/_sched.pyx) keeps its own table of queue,
+# The runtime's native fast path (pyplat/runtime/sched/fast_path.pxi) keeps its own table of queue,
 # kernel and event handles: publisher(address, kind, obj) tells it of a new one and
 # withdrawer(address) of a forgotten one (for an adopted native event, this hands its memory back
 # to the runtime). Events it made natively are adopted on first use by Python: adopter(address)

@@ -19,7 +19,7 @@ cdef object _clerror = None
 cdef object _report = None
 cdef list _impl = [None] * 16
 
-# The runtime's native fast path (runtime/_sched.pyx, n_*): C functions with the OpenCL
+# The runtime's native fast path (runtime/sched/fast_path.pxi, n_*): C functions with the OpenCL
 # signature that need no GIL and return DEFER when they did not answer. The shim calls them before
 # taking the GIL; the entries below call them too (in-process callers come here directly).
 ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,

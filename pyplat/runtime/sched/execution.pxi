@@ -1,0 +1,138 @@
+# Part of pyplat/runtime/_sched.pyx (included there, one compilation unit).
+# ---------------------------------------------------------------------------------------------
+# Execution of one command's work (shared by the drivers)
+# ---------------------------------------------------------------------------------------------
+
+cdef int run_python(cmd_t *c) noexcept with gil:
+    cdef object action
+    if c.action == NULL:
+        return ST_COMPLETE
+    action = <object>c.action
+    try:
+        result = action()
+        if isinstance(result, int) and result < 0:
+            return result
+        return ST_COMPLETE
+    except BaseException as e:
+        sys.stderr.write(f"pyplat: command failed: {e}\n{traceback.format_exc()}")
+        return ERR_OUT_OF_RESOURCES
+
+
+cdef void copy_rect(cmd_t *c) noexcept nogil:
+    cdef size_t y, z
+    for z in range(c.region[2]):
+        for y in range(c.region[1]):
+            memcpy(c.dst + z * c.dst_slice + y * c.dst_row, c.src + z * c.src_slice + y * c.src_row,
+                   c.region[0])
+
+
+cdef void fill(cmd_t *c) noexcept nogil:
+    cdef size_t i, p = c.psize
+    cdef size_t n = c.size
+    if n == 0:
+        return
+    if p == 1:
+        memset(c.dst, c.pattern[0], n)
+        return
+    memcpy(c.dst, c.pattern, p)
+    i = p
+    while i < n:                              # doubling copies of the pattern
+        if 2 * i <= n:
+            memcpy(c.dst + i, c.dst, i)
+            i *= 2
+        else:
+            memcpy(c.dst + i, c.dst, n - i)
+            i = n
+
+
+cdef void *thread_scratch(size_t size) noexcept nogil:
+    global pp_scratch, pp_scratch_cap
+    if size > pp_scratch_cap:
+        free(pp_scratch)
+        pp_scratch = pp_aligned(size)
+        pp_scratch_cap = size
+    return pp_scratch
+
+
+cdef long grab_chunk(cmd_t *c, long workers, long *start) noexcept nogil:
+    """Guided self-scheduling: chunks shrink with the work left. Returns the chunk's size."""
+    cdef long n, left, size
+    while True:
+        n = pp_load(&c.next_group)
+        left = c.total - n
+        if left <= 0:
+            return 0
+        size = left // (2 * workers)
+        if size < 1:
+            size = 1
+        if pp_cas(&c.next_group, n, n + size):
+            start[0] = n
+            return size
+
+
+cdef int run_groups(cmd_t *c, long workers) noexcept nogil:
+    """Run chunks of c's work-groups until none is left. 1 if this call ran the last group."""
+    cdef WorkGroupContext ctx = c.geo
+    cdef char *args = c.args
+    cdef char *own = NULL
+    cdef long start = 0, size, i, g, ng0 = c.geo.num_groups[0], ng01 = ng0 * c.geo.num_groups[1]
+    cdef int j, last = 0
+    cdef uint64_t *argv
+    cdef char *scratch = NULL
+    cdef work_group_fn fn = <work_group_fn>c.fn
+    size = grab_chunk(c, workers, &start)
+    if size == 0:
+        return 0
+    if c.scratch_size:
+        scratch = <char *>thread_scratch(c.scratch_size)
+        ctx.local_mem = scratch
+        if c.n_patch:                         # local arguments: a private argument block
+            own = <char *>pp_aligned(c.args_size)
+            memcpy(own, c.args, c.args_size)
+            argv = <uint64_t *>own
+            for j in range(c.n_args):
+                argv[j] = argv[j] - <uint64_t>c.args + <uint64_t>own
+            for j in range(c.n_patch):
+                (<uint64_t *>(own + c.patch[j]))[0] += <uint64_t>scratch
+            args = own
+    while size:
+        for i in range(start, start + size):
+            ctx.group_id[0] = i % ng0
+            ctx.group_id[1] = (i // ng0) % c.geo.num_groups[1]
+            ctx.group_id[2] = i // ng01
+            fn(<void **>args, &ctx)
+        if pp_add(&c.groups_done, size) == c.total:
+            last = 1
+        size = grab_chunk(c, workers, &start)
+    free(own)
+    return last
+
+
+cdef int run_payload(cmd_t *c) noexcept nogil:
+    """The command's work on the calling thread (kernels: every group). Returns the status."""
+    if c.kind == K_COPY:
+        memcpy(c.dst, c.src, c.size)
+    elif c.kind == K_FILL:
+        fill(c)
+    elif c.kind == K_RECT:
+        copy_rect(c)
+    elif c.kind == K_NDRANGE:
+        if c.total > 0:
+            run_groups(c, 1)
+    elif c.kind == K_NATIVE:
+        (<pp_user_fn>c.fn)(c.args)
+    elif c.kind == K_PY:
+        return run_python(c)
+    return ST_COMPLETE
+
+
+cdef void execute(cmd_t *c) noexcept nogil:
+    """Run a ready command to completion on the calling thread."""
+    cdef int status
+    if pp_load(&c.failed):
+        cmd_set_status(c, ERR_WAIT_LIST)
+        return
+    cmd_set_status(c, ST_RUNNING)
+    status = run_payload(c)
+    c.times[3] = pp_now_ns()
+    cmd_set_status(c, status)

@@ -1,0 +1,489 @@
+# Part of pyplat/runtime/_sched.pyx (included there, one compilation unit).
+# ---------------------------------------------------------------------------------------------
+# Native fast path: clEnqueueNDRangeKernel, clRetainEvent, clReleaseEvent, clFlush, clFinish,
+# clWaitForEvents answered in C without the GIL (docs/runtime.md, "Fast path").
+#
+# The API layer publishes the handles of queues, kernels and events in a native table (address
+# -> queue core, kernel slot or command, with the context), so a handle is checked without
+# Python and a foreign or stale pointer is never read. Each n_* function answers the common case
+# and returns DEFER otherwise, having changed nothing; the caller then runs the Python
+# implementation, which gives the spec's codes and messages and primes the state the next native
+# call needs (a validated geometry, a holding plan, a queue holding references for events).
+#
+# An event the fast path hands out is a native handle (the API layer's handle layout, then an
+# OpenCL count and its queue core); the table maps it to its command. The first time a Python
+# entry needs it (info, callbacks, ...), the API layer *adopts* it: a core Event takes over the
+# count, and retains/releases of it go to Python from then on. Freed native handles are
+# quarantined like the API layer's, so that a stale pointer reads as dead for a while.
+# ---------------------------------------------------------------------------------------------
+
+DEF DEFER = 0x50594446            # "not answered here": icd/shim.h, PYPLAT_DEFER
+DEF H_QUEUE = 4                   # handle kinds: pyplat/api/handles.py
+DEF H_KERNEL = 7
+DEF H_EVENT = 8
+DEF HF_NATIVE = 1                 # a native event: memory and count are the runtime's
+DEF HF_ADOPTED = 2                # ... whose count a core Event has taken over
+DEF MAX_NATIVE_WAITS = 64
+DEF EVENT_QUARANTINE = 4096
+
+cdef struct hent_t:
+    size_t key                    # handle address; 0: free, 1: deleted
+    int kind
+    int flags
+    void *ptr                     # a reference: qcore_t (queues), kslot_t (kernels), cmd_t (events)
+    size_t context                # id of the core context (queues, events)
+
+cdef struct kslot_t:              # a kernel's current plan (KernelSlot)
+    long refs
+    plan_t *plan                  # (tab_lock) NULL when the arguments changed since
+
+cdef struct nevent_t:
+    void *dispatch                # the API layer's handle layout ...
+    uint32_t magic
+    uint32_t kind
+    uint64_t serial
+    long refs                     # ... then the OpenCL count until adopted
+    qcore_t *q                    # a reference until adopted or released
+
+cdef pthread_mutex_t tab_lock
+pthread_mutex_init(&tab_lock, NULL)
+cdef hent_t *tab = NULL
+cdef size_t tab_cap = 0
+cdef size_t tab_used = 0          # live and deleted slots
+cdef size_t tab_live = 0
+cdef nevent_t *dead_events[EVENT_QUARANTINE]
+cdef long dead_next = 0
+cdef size_t h_dispatch = 0
+cdef uint32_t h_magic = 0, h_dead = 0
+cdef long event_serial = (<long>1) << 62
+
+
+cdef hent_t *tab_find(size_t key) noexcept nogil:
+    """(tab_lock held) The live entry of a handle address, or NULL."""
+    cdef size_t mask, j
+    if tab_cap == 0 or key <= 1:
+        return NULL
+    mask = tab_cap - 1
+    j = key_hash(key) & mask
+    while tab[j].key != 0:
+        if tab[j].key == key:
+            return &tab[j]
+        j = (j + 1) & mask
+    return NULL
+
+
+cdef void tab_rehash(size_t cap) noexcept nogil:
+    global tab, tab_cap, tab_used
+    cdef hent_t *old = tab
+    cdef size_t n = tab_cap, i, j, mask = cap - 1
+    tab = <hent_t *>calloc(cap, sizeof(hent_t))
+    if tab == NULL:
+        abort_oom()
+    tab_cap, tab_used = cap, 0
+    for i in range(n):
+        if old[i].key > 1:
+            j = key_hash(old[i].key) & mask
+            while tab[j].key != 0:
+                j = (j + 1) & mask
+            tab[j] = old[i]
+            tab_used += 1
+    free(old)
+
+
+cdef hent_t *tab_insert(size_t key) noexcept nogil:
+    """(tab_lock held) A new entry for a handle address that has none."""
+    global tab_used, tab_live
+    cdef size_t mask, j, cap = 256
+    if (tab_used + 1) * 2 > tab_cap:          # rebuilt without the deleted slots
+        while cap < 4 * (tab_live + 1):
+            cap *= 2
+        tab_rehash(cap)
+    tab_live += 1
+    mask = tab_cap - 1
+    j = key_hash(key) & mask
+    while tab[j].key > 1:
+        j = (j + 1) & mask
+    if tab[j].key == 0:
+        tab_used += 1
+    memset(&tab[j], 0, sizeof(hent_t))
+    tab[j].key = key
+    return &tab[j]
+
+
+cdef inline void tab_delete(hent_t *e) noexcept nogil:
+    """(tab_lock held)"""
+    global tab_live
+    e.key, e.ptr = 1, NULL
+    tab_live -= 1
+
+
+cdef void bury_event(nevent_t *s) noexcept nogil:
+    """(tab_lock held) A dead native handle into quarantine; the oldest one there is freed."""
+    global dead_next
+    s.magic = h_dead
+    free(dead_events[dead_next])
+    dead_events[dead_next] = s
+    dead_next = (dead_next + 1) % EVENT_QUARANTINE
+
+
+cdef void kslot_decref(kslot_t *k) noexcept nogil:
+    if pp_add(&k.refs, -1) == 0:
+        if k.plan != NULL:
+            plan_decref(k.plan)
+        free(k)
+
+
+cdef void entry_release(int kind, void *ptr) noexcept nogil:
+    """Drop the reference an entry held (after tab_lock is released)."""
+    if ptr == NULL:
+        return
+    if kind == H_QUEUE:
+        qcore_decref(<qcore_t *>ptr)
+    elif kind == H_KERNEL:
+        kslot_decref(<kslot_t *>ptr)
+    elif kind == H_EVENT:
+        cmd_decref(<cmd_t *>ptr)
+
+
+cdef class KernelSlot:
+    """A kernel's current launch plan as the native fast path sees it (core/kernel.py)."""
+    cdef kslot_t *k
+
+    def __cinit__(self):
+        self.k = <kslot_t *>calloc(1, sizeof(kslot_t))
+        if self.k == NULL:
+            raise MemoryError()
+        self.k.refs = 1
+
+    def __dealloc__(self):
+        if self.k != NULL:
+            kslot_decref(self.k)
+
+    def set_plan(self, LaunchPlan plan):
+        """The plan of the current arguments, or None when they changed."""
+        cdef plan_t *new = NULL if plan is None else plan.p
+        cdef plan_t *old
+        if new != NULL:
+            plan_incref(new)
+        pthread_mutex_lock(&tab_lock)
+        old, self.k.plan = self.k.plan, new
+        pthread_mutex_unlock(&tab_lock)
+        if old != NULL:
+            plan_decref(old)
+
+
+def publish_handle(size_t address, int kind, native, context):
+    """The API layer made a handle: queues with their QueueCore, kernels with their KernelSlot,
+    events with their Command; `context` is the core context of queues and events."""
+    cdef void *ptr
+    cdef hent_t *e
+    if kind == H_QUEUE:
+        ptr = (<QueueCore?>native).q
+        qcore_incref(<qcore_t *>ptr)
+    elif kind == H_KERNEL:
+        ptr = (<KernelSlot?>native).k
+        pp_add(&(<kslot_t *>ptr).refs, 1)
+    elif kind == H_EVENT:
+        ptr = (<Command?>native).c
+        cmd_incref(<cmd_t *>ptr)
+    else:
+        raise ValueError(f"handle kind {kind} is not published")
+    cdef size_t ctx = id(context)
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(address)
+    if e == NULL:
+        e = tab_insert(address)
+    else:                               # cannot happen: forgotten handles are withdrawn
+        entry_release(e.kind, e.ptr)
+    e.kind, e.flags, e.ptr, e.context = kind, 0, ptr, ctx
+    pthread_mutex_unlock(&tab_lock)
+
+
+def withdraw_handle(size_t address):
+    """The API layer forgot a handle (its object was destroyed); an adopted native event's
+    memory goes into the runtime's quarantine."""
+    cdef hent_t *e
+    cdef int kind = 0
+    cdef void *ptr = NULL
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(address)
+    if e != NULL:
+        kind, ptr = e.kind, e.ptr
+        if e.flags & HF_NATIVE:
+            bury_event(<nevent_t *>address)
+        tab_delete(e)
+    pthread_mutex_unlock(&tab_lock)
+    entry_release(kind, ptr)
+
+
+cdef Command wrap_command(cmd_t *c, Driver driver):
+    """A Command for an existing cmd_t (takes over one reference)."""
+    cdef Command cmd = Command(K_NOP, driver, "")
+    cmd_decref(cmd.c)
+    cmd.c = c
+    return cmd
+
+
+def adopt_event(size_t h, factory):
+    """For the API layer, on a handle it does not know: if h is a native event not yet adopted,
+    factory(queue, command, refcount) makes its core Event, which takes over the count (its queue
+    is the CommandQueue); it is returned. Else None."""
+    cdef hent_t *e
+    cdef nevent_t *s = NULL
+    cdef cmd_t *c = NULL
+    cdef qcore_t *q = NULL
+    cdef long refs = 0
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(h)
+    if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
+        e.flags |= HF_ADOPTED
+        s = <nevent_t *>h
+        refs, q, s.q = s.refs, s.q, NULL
+        c = <cmd_t *>e.ptr
+        cmd_incref(c)
+    pthread_mutex_unlock(&tab_lock)
+    if s == NULL:
+        return None
+    try:
+        queue = <object>q.events.owner     # held while the queue has native events (this one)
+        return factory(queue, wrap_command(c, queue.driver), refs)
+    finally:
+        hold_done(&q.events)
+        qcore_decref(q)
+
+
+cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
+                       size_t local_size, uint32_t n_events, size_t events, size_t event) noexcept nogil:
+    cdef cmd_t *waits[MAX_NATIVE_WAITS]
+    cdef hent_t *e
+    cdef qcore_t *q = NULL
+    cdef plan_t *p = NULL
+    cdef cmd_t *c
+    cdef nevent_t *s = NULL
+    cdef uint64_t geo[9]
+    cdef uint32_t i, n = 0
+    cdef int empty = 0, ok = 0, r
+    if (n_events == 0) != (events == 0) or n_events > MAX_NATIVE_WAITS:
+        return DEFER
+    # handles -> references, under the table lock
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(queue)
+    if e != NULL and e.kind == H_QUEUE:
+        q = <qcore_t *>e.ptr
+        e = tab_find(kernel)
+        if e != NULL and e.kind == H_KERNEL:
+            p = (<kslot_t *>e.ptr).plan
+            if p != NULL and p.context == q.context:
+                ok = 1
+                while n < n_events:
+                    e = tab_find((<size_t *>events)[n])
+                    if e == NULL or e.kind != H_EVENT or e.context != q.context:
+                        ok = 0
+                        break
+                    waits[n] = <cmd_t *>e.ptr
+                    cmd_incref(waits[n])
+                    n += 1
+    if ok:
+        qcore_incref(q)
+        plan_incref(p)
+    pthread_mutex_unlock(&tab_lock)
+    if not ok:
+        for i in range(n):
+            cmd_decref(waits[i])
+        return DEFER
+    r = plan_start(p, q.device, work_dim, global_size, local_size, offset, geo, &empty)
+    if r == 1 and event:
+        if not hold_use(&q.events):
+            hold_done(&p.launches)
+            r = 0
+        else:
+            s = <nevent_t *>calloc(1, sizeof(nevent_t))
+            if s == NULL:
+                hold_done(&p.launches)
+                hold_done(&q.events)
+                r = 0
+    if r != 1:
+        for i in range(n):
+            cmd_decref(waits[i])
+        qcore_decref(q)
+        plan_decref(p)
+        return DEFER
+    # the command
+    c = cmd_new(K_NOP)
+    if c == NULL or fill_launch(c, p, geo, work_dim, empty) < 0:
+        if c != NULL:
+            cmd_free(c)
+        hold_done(&p.launches)
+        for i in range(n):
+            cmd_decref(waits[i])
+        if s != NULL:
+            free(s)
+            hold_done(&q.events)
+        qcore_decref(q)
+        plan_decref(p)
+        return CL_OUT_OF_HOST_MEMORY_
+    c.driver = q.driver
+    c.plan = p                             # our reference: told when the launch finished
+    for i in range(n):
+        link(c, waits[i])
+        cmd_decref(waits[i])
+    pthread_mutex_lock(&q.lock)
+    order_locked(q, c, 0, p.acc, p.n_acc, p.acc_unknown)
+    pthread_mutex_unlock(&q.lock)
+    cmd_attach(c, q.track)
+    if s != NULL:                          # the event: a native handle in the table
+        s.dispatch = <void *>h_dispatch
+        s.magic, s.kind = h_magic, H_EVENT
+        s.serial = <uint64_t>pp_add(&event_serial, 1)
+        s.refs = 1
+        s.q = q                            # our queue reference
+        cmd_incref(c)
+        pthread_mutex_lock(&tab_lock)
+        e = tab_insert(<size_t>s)
+        e.kind, e.flags, e.ptr, e.context = H_EVENT, HF_NATIVE, c, q.context
+        pthread_mutex_unlock(&tab_lock)
+        (<size_t *>event)[0] = <size_t>s
+    cmd_commit(c)
+    cmd_decref(c)                          # enqueue's reference: the queue and graph hold theirs
+    if s == NULL:
+        qcore_decref(q)
+    return CL_SUCCESS_
+
+
+cdef int32_t n_retain_event(size_t h) noexcept nogil:
+    cdef hent_t *e
+    cdef int32_t r = DEFER
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(h)
+    if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
+        (<nevent_t *>h).refs += 1
+        r = CL_SUCCESS_
+    pthread_mutex_unlock(&tab_lock)
+    return r
+
+
+cdef int32_t n_release_event(size_t h) noexcept nogil:
+    cdef hent_t *e
+    cdef nevent_t *s
+    cdef cmd_t *c = NULL
+    cdef qcore_t *q = NULL
+    cdef int32_t r = DEFER
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(h)
+    if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
+        r = CL_SUCCESS_
+        s = <nevent_t *>h
+        s.refs -= 1
+        if s.refs == 0:
+            c, q, s.q = <cmd_t *>e.ptr, s.q, NULL
+            tab_delete(e)
+            bury_event(s)
+    pthread_mutex_unlock(&tab_lock)
+    if c != NULL:
+        cmd_decref(c)
+        hold_done(&q.events)
+        qcore_decref(q)
+    return r
+
+
+cdef qcore_t *queue_ref(size_t queue) noexcept nogil:
+    """A reference to the queue core of a published queue handle, or NULL."""
+    cdef hent_t *e
+    cdef qcore_t *q = NULL
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(queue)
+    if e != NULL and e.kind == H_QUEUE:
+        q = <qcore_t *>e.ptr
+        qcore_incref(q)
+    pthread_mutex_unlock(&tab_lock)
+    return q
+
+
+cdef int32_t n_flush(size_t queue) noexcept nogil:
+    cdef qcore_t *q = queue_ref(queue)
+    if q == NULL:
+        return DEFER
+    q.driver.flush(q.driver)
+    qcore_decref(q)
+    return CL_SUCCESS_
+
+
+cdef int32_t n_finish(size_t queue) noexcept nogil:
+    """Wait for the queue; Python clean-up due (reap lists) is left to the Python clFinish, so
+    that what the program released is gone when clFinish returns."""
+    cdef qcore_t *q
+    if PyGILState_Check():               # never block holding the GIL: commands may need it
+        return DEFER
+    q = queue_ref(queue)
+    if q == NULL:
+        return DEFER
+    q.driver.flush(q.driver)
+    track_join(q.track)
+    qcore_decref(q)
+    return CL_SUCCESS_ if pp_load(&reap_count) == 0 and pp_load(&reaping) == 0 else DEFER
+
+
+cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
+    """clWaitForEvents on published events of one context; the Python clWaitForEvents answers
+    errors and callers holding the GIL. Clean-up that comes due is left to the reaper (unlike
+    clFinish, a wait does not promise it)."""
+    cdef cmd_t *cmds[MAX_NATIVE_WAITS]
+    cdef hent_t *e
+    cdef size_t context = 0
+    cdef uint32_t i, n = 0
+    cdef int ok = 1, failed = 0
+    cdef cmd_t *c
+    if n_events == 0 or events == 0 or n_events > MAX_NATIVE_WAITS or PyGILState_Check():
+        return DEFER
+    pthread_mutex_lock(&tab_lock)
+    while n < n_events:
+        e = tab_find((<size_t *>events)[n])
+        if e == NULL or e.kind != H_EVENT or (n and e.context != context):
+            ok = 0
+            break
+        context = e.context
+        cmds[n] = <cmd_t *>e.ptr
+        cmd_incref(cmds[n])
+        n += 1
+    pthread_mutex_unlock(&tab_lock)
+    for i in range(n):
+        c = cmds[i]
+        if ok:
+            if c.driver != NULL:
+                c.driver.flush(c.driver)
+                c.driver.join(c.driver, c)
+            else:
+                cmd_wait(c)
+            failed |= pp_load_i(&c.status) < 0
+        cmd_decref(c)
+    if not ok:
+        return DEFER
+    return ERR_WAIT_LIST if failed else CL_SUCCESS_
+
+
+ctypedef int32_t (*wait_fn)(uint32_t, size_t) noexcept nogil
+ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
+                               size_t) noexcept nogil
+ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
+
+
+def configure_fast_path(size_t dispatch, magic, dead_magic):
+    """Describe the API layer's handle layout for native events (its dispatch pointer, live and
+    dead magic). Returns {name: address} of the native entries: same C signature as the OpenCL
+    function, DEFER when not answered (icd/shim.h)."""
+    global h_dispatch, h_magic, h_dead
+    h_dispatch, h_magic, h_dead = dispatch, magic, dead_magic
+    return {"clEnqueueNDRangeKernel": <size_t><ndrange_fn>n_ndrange,
+            "clRetainEvent": <size_t><handle_fn>n_retain_event,
+            "clReleaseEvent": <size_t><handle_fn>n_release_event,
+            "clFlush": <size_t><handle_fn>n_flush,
+            "clFinish": <size_t><handle_fn>n_finish,
+            "clWaitForEvents": <size_t><wait_fn>n_wait}
+
+
+NATIVE_DEFER = DEFER
+
+
+def table_stats():
+    """(capacity, live entries) of the native handle table."""
+    return tab_cap, tab_live

@@ -1,0 +1,136 @@
+# Part of pyplat/runtime/_sched.pyx (included there, one compilation unit).
+# ---------------------------------------------------------------------------------------------
+# Holds: a plan's launches and a queue's native events need Python objects kept alive (the
+# program and buffers; the queue and its context), which native code cannot retain. So the
+# owner object takes its references once, with the GIL (hold_acquire: by the Python path, or by
+# api/enqueue.prime_ndrange when a native call deferred for want of them), native users are
+# only counted (hold_use / hold_done), and the reaper drops the references when it finds no
+# user left (hold_drop). The owner provides hold_references() -> bool and drop_references().
+# ---------------------------------------------------------------------------------------------
+
+cdef void hold_init(hold_t *h, pthread_mutex_t *lock) noexcept nogil:
+    memset(h, 0, sizeof(hold_t))
+    h.lock = lock
+
+
+cdef inline void hold_check_idle(hold_t *h) noexcept nogil:
+    """(h.lock held) No user left: let the reaper drop the references."""
+    if h.users == 0 and h.held and not h.reap_queued:
+        h.reap_queued = 1
+        hold_reap_push(h)
+
+
+cdef int hold_use(hold_t *h) noexcept nogil:
+    """One more native user if the references are held; 0 if not."""
+    cdef int ok
+    pthread_mutex_lock(h.lock)
+    ok = h.held
+    if ok:
+        h.users += 1
+    pthread_mutex_unlock(h.lock)
+    return ok
+
+
+cdef void hold_done(hold_t *h) noexcept nogil:
+    pthread_mutex_lock(h.lock)
+    h.users -= 1
+    hold_check_idle(h)
+    pthread_mutex_unlock(h.lock)
+
+
+cdef bint hold_acquire(hold_t *h, object owner) except -1:
+    """Hold owner's references (GIL held). False if owner could not take them."""
+    cdef int held
+    pthread_mutex_lock(h.lock)
+    held = h.held
+    pthread_mutex_unlock(h.lock)
+    if held:
+        return True
+    if not owner.hold_references():
+        return False
+    Py_INCREF(owner)
+    pthread_mutex_lock(h.lock)
+    held = h.held
+    if not held:
+        h.held = 1
+        h.owner = <PyObject *>owner
+        hold_check_idle(h)                  # no user may come: the reaper checks later
+    pthread_mutex_unlock(h.lock)
+    if held:                                # another thread was first
+        owner.drop_references()
+        Py_XDECREF(<PyObject *>owner)
+    return True
+
+
+cdef void hold_drop(hold_t *h):
+    """Reaper: drop the references if no user is left (GIL held). h may be freed after."""
+    cdef PyObject *owner = NULL
+    pthread_mutex_lock(h.lock)
+    h.reap_queued = 0
+    if h.users == 0 and h.held:
+        h.held = 0
+        owner, h.owner = h.owner, NULL
+    pthread_mutex_unlock(h.lock)
+    if owner != NULL:
+        try:
+            (<object>owner).drop_references()
+        except BaseException:
+            sys.stderr.write(f"pyplat: clean-up failed:\n{traceback.format_exc()}")
+        Py_XDECREF(owner)
+
+
+cdef class QueueCore:
+    """A queue's ordering state (qcore_t) and its driver and tracker, shared by the Python API
+    path and the native fast path. Memory keys are ids of root memory objects or of the HOST /
+    STDOUT pseudo-objects, resolved by the caller (core/queue.py, merged_accesses)."""
+    cdef qcore_t *q
+    cdef readonly Driver driver
+    cdef readonly QueueTracker tracker
+    cdef readonly int mode
+    cdef readonly object context
+    cdef readonly object device
+
+    def __cinit__(self, Driver driver, QueueTracker tracker, int mode, context=None, device=None):
+        self.driver, self.tracker, self.mode, self.context = driver, tracker, mode, context
+        self.device = device
+        self.q = qcore_new(mode, driver.d, tracker.q, id(context), id(device))
+        if self.q == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        if self.q != NULL:
+            qcore_decref(self.q)
+
+    cpdef order(self, Command cmd, bint barrier, object accesses):
+        """Link `cmd` after what it must follow. accesses: ((key, writes), ...) with distinct
+        keys, or None when unknown (then it is a barrier in the automatic in-order mode)."""
+        cdef access_t local[16]
+        cdef access_t *acc = local
+        cdef int n = 0, unknown = accesses is None
+        if not unknown:
+            n = len(accesses)
+            if n > 16:
+                acc = <access_t *>malloc(n * sizeof(access_t))
+                if acc == NULL:
+                    raise MemoryError()
+            for i, (key, writes) in enumerate(accesses):
+                acc[i].key, acc[i].writes = id(key), bool(writes)
+        pthread_mutex_lock(&self.q.lock)
+        order_locked(self.q, cmd.c, barrier, acc, n, unknown)
+        pthread_mutex_unlock(&self.q.lock)
+        if acc != local:
+            free(acc)
+
+    cpdef submit(self, Command cmd):
+        """Count it among the queue's unfinished commands and hand it to the driver."""
+        cmd._attach(self.tracker)
+        cmd._commit()
+
+    def hold_events(self, queue):
+        """Let the fast path hand out native events of this queue: `queue` (its CommandQueue)
+        holds its references for them until the reaper finds none left."""
+        hold_acquire(&self.q.events, queue)
+
+    @property
+    def holds_events(self):
+        return bool(self.q.events.held)

@@ -1,0 +1,234 @@
+# Part of pyplat/runtime/_sched.pyx (included there, one compilation unit).
+# ---------------------------------------------------------------------------------------------
+# Launch plans (plan_t; a LaunchPlan for Python): what every launch of a kernel with its current
+# argument values shares. A plan *holds* the objects its launches need (the program, buffers)
+# from its first launch until the reaper finds none pending; launches start only on a holding
+# plan, so a native launch never needs Python to keep anything alive.
+# ---------------------------------------------------------------------------------------------
+
+cdef inline void plan_incref(plan_t *p) noexcept nogil:
+    pp_add(&p.refs, 1)
+
+
+cdef void plan_decref(plan_t *p) noexcept nogil:
+    if pp_add(&p.refs, -1) != 0:
+        return
+    free(p.args)
+    free(p.cells)
+    free(p.acc)
+    pthread_mutex_destroy(&p.lock)
+    free(p)
+
+
+cdef inline void geometry_request(int work_dim, size_t global_size, size_t local_size,
+                                  uint64_t *out, int *flags) noexcept nogil:
+    """A launch request as compared with the plan's cache (pointers to size_t[work_dim]); the
+    offset is not part of it: its only check (no overflow of offset + size) is made per launch."""
+    cdef int d
+    memset(out, 0, 6 * sizeof(uint64_t))
+    flags[0] = local_size != 0
+    for d in range(work_dim):
+        out[d] = (<size_t *>global_size)[d]
+        if local_size:
+            out[3 + d] = (<size_t *>local_size)[d]
+
+
+cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, size_t local_size,
+                    size_t offset, uint64_t *geo, int *empty) noexcept nogil:
+    """A launch begins: 1 (counted as pending; geo/empty: the validated geometry with this
+    launch's offset) if the request is the geometry the Python path validated and the plan holds
+    its objects; 0 if it does not hold them; -1 if the geometry is another one or the offset
+    would overflow (the Python path reports that)."""
+    cdef uint64_t req[6]
+    cdef uint64_t off[3]
+    cdef int flags, d, r = 1
+    if global_size == 0 or work_dim < 1 or work_dim > 3:
+        return -1
+    geometry_request(work_dim, global_size, local_size, req, &flags)
+    for d in range(3):
+        off[d] = (<size_t *>offset)[d] if offset and d < work_dim else 0
+        if req[d] + off[d] < off[d]:
+            return -1
+    pthread_mutex_lock(&p.lock)
+    if (work_dim != p.geo_dim or device != p.geo_device or flags != p.geo_flags
+            or memcmp(req, p.geo_in, sizeof(req)) != 0):
+        r = -1
+    elif not p.launches.held:
+        r = 0
+    else:
+        p.launches.users += 1
+        memcpy(geo, p.geo_out, 6 * sizeof(uint64_t))
+        memcpy(geo + 6, off, sizeof(off))
+        empty[0] = p.geo_empty
+    pthread_mutex_unlock(&p.lock)
+    return r
+
+
+cdef int fill_launch(cmd_t *c, plan_t *p, uint64_t *geo, int work_dim, int empty) noexcept nogil:
+    """Make c a launch of plan p with a validated geometry (an empty range: a no-op). 0, or -1
+    when out of memory."""
+    cdef uint64_t *argv
+    cdef int d, j
+    if empty:
+        return 0
+    c.kind = K_NDRANGE
+    c.fn = p.fn
+    c.args_size = p.args_size
+    c.args = <char *>pp_aligned(p.args_size)
+    if c.args == NULL:
+        return -1
+    memcpy(c.args, p.args, p.args_size)
+    c.n_args = p.n_args
+    argv = <uint64_t *>c.args
+    for j in range(p.n_args):
+        argv[j] = argv[j] - <uint64_t>p.args + <uint64_t>c.args
+    if p.n_cells:
+        c.patch = <size_t *>malloc(p.n_cells * sizeof(size_t))
+        if c.patch == NULL:
+            return -1
+        c.n_patch = p.n_cells
+        memcpy(c.patch, p.cells, p.n_cells * sizeof(size_t))
+    c.scratch_size = p.scratch_size
+    c.geo.work_dim = work_dim
+    c.total = 1
+    for d in range(3):
+        c.geo.global_size[d] = geo[d]
+        c.geo.local_size[d] = geo[3 + d]
+        c.geo.global_offset[d] = geo[6 + d]
+        c.geo.num_groups[d] = geo[d] // geo[3 + d]
+        c.total *= c.geo.num_groups[d]
+    return 0
+
+
+cdef class LaunchPlan:
+    """What every launch of a kernel with its current argument values shares (built by
+    core/kernel.py once per change of the arguments): a copy of the argument block and its
+    local-pointer cells, the code, the merged memory accesses for ordering, and the objects that
+    must stay alive while launches are pending (`retained`, a core.queue.Retained: retained when
+    the plan starts holding, released by the reaper once nothing is pending). It also caches the
+    last launch geometry the Python path validated, which the native fast path accepts."""
+    cdef plan_t *p
+    cdef readonly object retained
+    cdef readonly object code
+    cdef readonly object context
+    cdef readonly size_t scratch_size
+
+    def __cinit__(self, size_t fn, bytes block, int n_args, local_cells, size_t scratch_size, retained,
+                  code, accesses, context):
+        """block: the argument block, whose argv entries (the first n_args 64-bit words) hold
+        the offsets of the values in the block (core/kernel.py, Kernel.snapshot)."""
+        cdef plan_t *p = <plan_t *>calloc(1, sizeof(plan_t))
+        cdef uint64_t *argv
+        cdef size_t args_size = len(block)
+        cdef int j
+        if p == NULL:
+            raise MemoryError()
+        if args_size < 8 * <size_t>n_args:
+            raise ValueError("argument block shorter than its argv")
+        pthread_mutex_init(&p.lock, NULL)
+        hold_init(&p.launches, &p.lock)
+        p.refs = 1
+        self.p = p
+        p.fn, p.args_size, p.n_args = <void *>fn, args_size, n_args
+        p.args = <char *>pp_aligned(args_size)
+        p.n_cells = len(local_cells)
+        p.cells = <size_t *>malloc(max(1, p.n_cells) * sizeof(size_t))
+        p.n_acc = 0 if accesses is None else len(accesses)
+        p.acc = <access_t *>malloc(max(1, p.n_acc) * sizeof(access_t))
+        if p.args == NULL or p.cells == NULL or p.acc == NULL:
+            raise MemoryError()
+        memcpy(p.args, <char *>block, args_size)
+        argv = <uint64_t *>p.args
+        for j in range(n_args):
+            argv[j] = argv[j] + <uint64_t>p.args
+        for j in range(p.n_cells):
+            p.cells[j] = local_cells[j]
+        p.acc_unknown = accesses is None
+        if accesses is not None:
+            for j, (key, writes) in enumerate(accesses):
+                p.acc[j].key, p.acc[j].writes = id(key), bool(writes)
+        p.scratch_size = self.scratch_size = scratch_size
+        p.context = id(context)
+        self.retained, self.code, self.context = retained, code, context
+
+    def __dealloc__(self):
+        if self.p != NULL:
+            plan_decref(self.p)
+
+    @property
+    def pending(self):
+        return self.p.launches.users
+
+    @property
+    def holding(self):
+        return bool(self.p.launches.held)
+
+    def hold(self):
+        """Hold the plan's objects for launches to start; False if one has been destroyed."""
+        return hold_acquire(&self.p.launches, self)
+
+    def hold_references(self):
+        return self.retained.retain()
+
+    def drop_references(self):
+        self.retained.release()
+
+    def knows_geometry(self, device, int work_dim, size_t global_size, size_t local_size):
+        """Whether remember_geometry was told these sizes (the native path's test)."""
+        cdef uint64_t req[6]
+        cdef int flags, known
+        if not 1 <= work_dim <= 3 or global_size == 0:
+            return False
+        geometry_request(work_dim, global_size, local_size, req, &flags)
+        pthread_mutex_lock(&self.p.lock)
+        known = (self.p.geo_dim == work_dim and self.p.geo_flags == flags
+                 and memcmp(self.p.geo_in, req, sizeof(req)) == 0)
+        pthread_mutex_unlock(&self.p.lock)
+        return bool(known) and self.p.geo_device == id(device)
+
+    def remember_geometry(self, device, int work_dim, size_t global_size, size_t local_size,
+                          result_global, result_local, bint empty):
+        """Cache a geometry the caller validated (pointers to the request's size_t arrays; the
+        offset is taken per launch)."""
+        cdef uint64_t req[6]
+        cdef uint64_t out[6]
+        cdef int flags, d
+        geometry_request(work_dim, global_size, local_size, req, &flags)
+        for d in range(3):
+            out[d], out[3 + d] = result_global[d], result_local[d]
+        pthread_mutex_lock(&self.p.lock)
+        memcpy(self.p.geo_in, req, sizeof(req))
+        memcpy(self.p.geo_out, out, sizeof(out))
+        self.p.geo_flags, self.p.geo_empty = flags, empty
+        self.p.geo_dim = work_dim
+        pthread_mutex_unlock(&self.p.lock)
+        self.p.geo_device = id(device)
+
+
+def launch_kernel(QueueCore q, LaunchPlan plan, device, int work_dim, size_t global_size,
+                  size_t local_size, size_t offset, waits, name=""):
+    """The Python API path's kernel launch, after its checks; the geometry must have been given
+    to plan.remember_geometry for this request. Returns the Command."""
+    cdef uint64_t geo[9]
+    cdef int empty = 0, r
+    cdef Command cmd = Command(K_NOP, q.driver, name)
+    cdef cmd_t *c = cmd.c
+    while True:
+        r = plan_start(plan.p, id(device), work_dim, global_size, local_size, offset, geo, &empty)
+        if r == 1:
+            break
+        if r < 0:
+            raise ValueError("launch geometry not validated")
+        if not plan.hold():
+            raise ValueError("an object of the launch plan has been destroyed")
+    plan_incref(plan.p)
+    c.plan = plan.p                    # told when the launch finished (or freed unlaunched)
+    if fill_launch(c, plan.p, geo, work_dim, empty) < 0:
+        raise MemoryError()
+    for w in waits:
+        link(c, (<Command>w).c)
+    pthread_mutex_lock(&q.q.lock)
+    order_locked(q.q, c, 0, plan.p.acc, plan.p.n_acc, plan.p.acc_unknown)
+    pthread_mutex_unlock(&q.q.lock)
+    q.submit(cmd)
+    return cmd
