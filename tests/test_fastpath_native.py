@@ -12,6 +12,7 @@ from capi import CL, addr, err
 from clobjects import make_buffer, make_context, make_queue, read
 from pyplat import cl
 from pyplat.api import handles
+from pyplat.core.kernel import Kernel
 from test_programs_kernels import create_kernel, create_program, set_arg
 
 SOURCE = b"""
@@ -403,3 +404,49 @@ def test_wait_for_native_events(env):
     CL.clReleaseMemObject(buf)
     CL.clReleaseCommandQueue(q)
     CL.clReleaseCommandQueue(q2)
+
+
+def test_setting_an_argument_to_its_value_keeps_the_plan(env):
+    """clSetKernelArg with the value an argument has already (pyopencl sets every argument before
+    each launch) changes nothing: the kernel keeps its plan (natively for by-value arguments, in
+    Python for memory objects); any other value or size still goes to the Python entry."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k = create_kernel(prog, b"add")
+    kernel = handles.lookup(k, Kernel, cl.CL_INVALID_KERNEL)
+    n = 64
+    a = np.arange(n, dtype=np.int32)
+    ba = make_buffer(ctx, a.nbytes, cl.CL_MEM_READ_ONLY | cl.CL_MEM_COPY_HOST_PTR, a)
+    out, other = make_buffer(ctx, a.nbytes), make_buffer(ctx, a.nbytes)
+    set_arg(k, 0, ba)
+    set_arg(k, 1, out)
+    set_arg(k, 2, ctypes.c_int(5))
+    assert launch(q, k, n)[0] == 0
+    plan = kernel._plan
+    assert plan is not None
+    python_calls = []                     # what reaches Kernel.set_arg (the Python entry)
+    kernel.set_arg = lambda i, v, f=kernel.set_arg: python_calls.append(i) or f(i, v)
+    for _ in range(3):                    # the same values: the same plan
+        set_arg(k, 0, ba)
+        set_arg(k, 2, ctypes.c_int(5))
+        assert launch(q, k, n)[0] == 0
+        assert kernel._plan is plan
+    assert python_calls == [0, 0, 0]      # the by-value argument never left C
+    del kernel.set_arg
+    assert read(q, out, a.nbytes, np.int32).tolist() == (a + 5).tolist()
+    # another value: a new plan, and the kernel sees it
+    set_arg(k, 2, ctypes.c_int(7))
+    assert kernel._plan is None
+    assert launch(q, k, n)[0] == 0
+    assert read(q, out, a.nbytes, np.int32).tolist() == (a + 7).tolist()
+    # another buffer, and a wrong size for the value: the Python entry answers
+    set_arg(k, 1, other)
+    assert kernel._plan is None and launch(q, k, n)[0] == 0
+    assert read(q, other, a.nbytes, np.int32).tolist() == (a + 7).tolist()
+    assert CL.clSetKernelArg(k, 2, 8, addr(ctypes.c_int64(7))) == cl.CL_INVALID_ARG_SIZE
+    assert CL.clSetKernelArg(k, 2, 4, 0) == cl.CL_INVALID_ARG_VALUE
+    assert CL.clSetKernelArg(k, 9, 4, addr(ctypes.c_int(7))) == cl.CL_INVALID_ARG_INDEX
+    CL.clReleaseKernel(k)
+    for b in (ba, out, other):
+        CL.clReleaseMemObject(b)
+    CL.clReleaseCommandQueue(q)

@@ -9,12 +9,16 @@ from pyplat.runtime.graph import KernelSlot, LaunchPlan
 _pack_address = struct.Struct("<Q").pack_into
 
 
+def _same_arg(a, b):
+    return a is not None and a[0] == b[0] and (a[1] is b[1] if a[0] == "mem" else a[1] == b[1])
+
+
 class LaunchShape:
     """What every object of one kernel (one program build, one kernel name) shares for launches,
     since it depends on the kernel's signature and attributes, not on argument values: the
     argument block's layout (see Kernel.snapshot), which arguments the kernel writes through, and
     the launch sizes validated per device (api/enqueue.py)."""
-    __slots__ = ("cells", "block_size", "argv", "written", "geometries")
+    __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "geometries")
 
     def __init__(self, info):
         n = len(info.args)
@@ -29,6 +33,8 @@ class LaunchShape:
         self.block_size = offset
         self.argv = struct.pack(f"<{n}Q", *cells)
         self.written = tuple(arg.written for arg in info.args)
+        self.value_sizes = tuple(0 if arg.kind in ("global", "constant", "local") else arg.size
+                                 for arg in info.args)
         self.geometries = {}
 
 
@@ -49,8 +55,11 @@ class Kernel(RefCounted):
         self.slot = KernelSlot()      # the same plan as the runtime's native fast path sees it
 
     def set_arg(self, index, value):
-        self.args[index] = value
-        if self._plan is not None:
+        """value: ("mem", Buffer or None) | ("local", size) | ("value", bytes). The same value
+        again (the same memory object, equal bytes) keeps the plan: pyopencl sets every argument
+        before each launch."""
+        old, self.args[index] = self.args[index], value
+        if self._plan is not None and not _same_arg(old, value):
             self.drop_plan()
 
     @property
@@ -95,7 +104,7 @@ class Kernel(RefCounted):
             plan = self._plan = LaunchPlan(self.info.address, block, len(self.args), local_cells,
                                            scratch_size, Retained([self.program] + buffers),
                                            self.program.result, merged_accesses(accesses),
-                                           self.program.context)
+                                           self.program.context, self.shape.value_sizes)
             self.slot.set_plan(plan)
         return plan
 

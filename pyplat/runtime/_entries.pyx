@@ -25,6 +25,7 @@ cdef list _impl = [None] * 16
 ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
                                size_t) noexcept nogil
 ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
+ctypedef int32_t (*setarg_fn)(size_t, uint32_t, uint64_t, size_t) noexcept nogil
 ctypedef int32_t (*wait_fn)(uint32_t, size_t) noexcept nogil
 cdef ndrange_fn _n_ndrange = NULL
 cdef wait_fn _n_wait = NULL
@@ -32,6 +33,7 @@ cdef handle_fn _n_retain_event = NULL
 cdef handle_fn _n_release_event = NULL
 cdef handle_fn _n_flush = NULL
 cdef handle_fn _n_finish = NULL
+cdef setarg_fn _n_setarg = NULL
 cdef int32_t _defer = 0
 cdef object _prime_ndrange = None
 
@@ -93,6 +95,11 @@ cdef bint _primed(size_t queue, size_t kernel, uint32_t work_dim, size_t offset,
 
 
 cdef int32_t e_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept with gil:
+    cdef int32_t status
+    if _n_setarg != NULL:
+        status = _n_setarg(kernel, index, size, value)
+        if status != _defer:
+            return status
     return _status(I_SETARG, (kernel, index, size, value))
 
 
@@ -178,7 +185,9 @@ def use_fast_path(addresses, defer, prime_ndrange):
     the value they return when they did not answer, and prime_ndrange(queue, kernel, wants_event)
     -> whether it prepared something that may let the native launch answer now."""
     global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _defer, _prime_ndrange
+    global _n_setarg
     _n_ndrange = <ndrange_fn><size_t>addresses["clEnqueueNDRangeKernel"]
+    _n_setarg = <setarg_fn><size_t>addresses["clSetKernelArg"]
     _n_retain_event = <handle_fn><size_t>addresses["clRetainEvent"]
     _n_release_event = <handle_fn><size_t>addresses["clReleaseEvent"]
     _n_flush = <handle_fn><size_t>addresses["clFlush"]

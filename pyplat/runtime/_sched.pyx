@@ -288,6 +288,7 @@ cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
     char *args                   # own copy of the argument block
     size_t args_size
     int n_args
+    uint32_t *value_sizes        # per argument: its size if passed by value, else 0
     size_t *cells                # local-pointer cells (offsets in the block)
     int n_cells
     size_t scratch_size

@@ -465,6 +465,33 @@ ctypedef int32_t (*wait_fn)(uint32_t, size_t) noexcept nogil
 ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
                                size_t) noexcept nogil
 ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
+ctypedef int32_t (*setarg_fn)(size_t, uint32_t, uint64_t, size_t) noexcept nogil
+
+
+cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept nogil:
+    """clSetKernelArg of a by-value argument to the value it has already: nothing changes, so the
+    kernel keeps its plan (pyopencl sets every argument before each launch). Anything else --
+    another value, a memory object, a kernel without a plan -- is the Python entry's."""
+    cdef hent_t *e
+    cdef plan_t *p = NULL
+    cdef int32_t r = DEFER
+    if value == 0 or size == 0:
+        return DEFER
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(kernel)
+    if e != NULL and e.kind == H_KERNEL:
+        p = (<kslot_t *>e.ptr).plan
+        if p != NULL:
+            plan_incref(p)
+    pthread_mutex_unlock(&tab_lock)
+    if p == NULL:
+        return DEFER
+    # (a plan's block never changes: it is read without its lock)
+    if index < <uint32_t>p.n_args and p.value_sizes[index] == size and \
+            memcmp(<void *>(<uint64_t *>p.args)[index], <void *>value, size) == 0:
+        r = CL_SUCCESS_
+    plan_decref(p)
+    return r
 
 
 def configure_fast_path(size_t dispatch, magic, dead_magic):
@@ -474,6 +501,7 @@ def configure_fast_path(size_t dispatch, magic, dead_magic):
     global h_dispatch, h_magic, h_dead
     h_dispatch, h_magic, h_dead = dispatch, magic, dead_magic
     return {"clEnqueueNDRangeKernel": <size_t><ndrange_fn>n_ndrange,
+            "clSetKernelArg": <size_t><setarg_fn>n_setarg,
             "clRetainEvent": <size_t><handle_fn>n_retain_event,
             "clReleaseEvent": <size_t><handle_fn>n_release_event,
             "clFlush": <size_t><handle_fn>n_flush,

@@ -14,6 +14,7 @@ cdef void plan_decref(plan_t *p) noexcept nogil:
     if pp_add(&p.refs, -1) != 0:
         return
     free(p.args)
+    free(p.value_sizes)
     free(p.cells)
     free(p.acc)
     pthread_mutex_destroy(&p.lock)
@@ -114,9 +115,10 @@ cdef class LaunchPlan:
     cdef readonly size_t scratch_size
 
     def __cinit__(self, size_t fn, bytes block, int n_args, local_cells, size_t scratch_size, retained,
-                  code, accesses, context):
+                  code, accesses, context, value_sizes=()):
         """block: the argument block, whose argv entries (the first n_args 64-bit words) hold
-        the offsets of the values in the block (core/kernel.py, Kernel.snapshot)."""
+        the offsets of the values in the block (core/kernel.py, Kernel.snapshot); value_sizes:
+        per argument, its size if passed by value, else 0 (n_setarg compares those)."""
         cdef plan_t *p = <plan_t *>calloc(1, sizeof(plan_t))
         cdef uint64_t *argv
         cdef size_t args_size = len(block)
@@ -133,10 +135,13 @@ cdef class LaunchPlan:
         p.args = <char *>pp_aligned(args_size)
         p.n_cells = len(local_cells)
         p.cells = <size_t *>malloc(max(1, p.n_cells) * sizeof(size_t))
+        p.value_sizes = <uint32_t *>calloc(max(1, n_args), sizeof(uint32_t))
         p.n_acc = 0 if accesses is None else len(accesses)
         p.acc = <access_t *>malloc(max(1, p.n_acc) * sizeof(access_t))
-        if p.args == NULL or p.cells == NULL or p.acc == NULL:
+        if p.args == NULL or p.cells == NULL or p.acc == NULL or p.value_sizes == NULL:
             raise MemoryError()
+        for j, size in enumerate(value_sizes[:n_args]):
+            p.value_sizes[j] = size
         memcpy(p.args, <char *>block, args_size)
         argv = <uint64_t *>p.args
         for j in range(n_args):
