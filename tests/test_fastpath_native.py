@@ -406,10 +406,12 @@ def test_wait_for_native_events(env):
     CL.clReleaseCommandQueue(q2)
 
 
-def test_setting_an_argument_to_its_value_keeps_the_plan(env):
-    """clSetKernelArg with the value an argument has already (pyopencl sets every argument before
-    each launch) changes nothing: the kernel keeps its plan (natively for by-value arguments, in
-    Python for memory objects); any other value or size still goes to the Python entry."""
+def test_by_value_arguments_are_set_natively(env):
+    """clSetKernelArg of a by-value argument of a kernel with a plan never leaves C: to the value
+    it has (pyopencl sets every argument before each launch) it keeps the plan; to another
+    value it gives the kernel a plan derived from it, which the Python side takes over when it
+    looks (and launches, clones and later changes then see the new value). Memory objects go
+    to Python, which keeps the plan for the same object; anything wrong gets Python's code."""
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
     k = create_kernel(prog, b"add")
@@ -432,21 +434,39 @@ def test_setting_an_argument_to_its_value_keeps_the_plan(env):
         assert launch(q, k, n)[0] == 0
         assert kernel._plan is plan
     assert python_calls == [0, 0, 0]      # the by-value argument never left C
-    del kernel.set_arg
     assert read(q, out, a.nbytes, np.int32).tolist() == (a + 5).tolist()
-    # another value: a new plan, and the kernel sees it
-    set_arg(k, 2, ctypes.c_int(7))
-    assert kernel._plan is None
+    # other values, natively: each launch sees its own
+    for v in (7, 8, 9):
+        set_arg(k, 0, ba)
+        set_arg(k, 2, ctypes.c_int(v))
+        assert launch(q, k, n)[0] == 0
+        assert read(q, out, a.nbytes, np.int32).tolist() == (a + v).tolist()
+    assert python_calls == [0] * 6
+    # after another buffer (Python drops the plan) values go to Python until a plan is made
+    outs = [make_buffer(ctx, a.nbytes) for _ in range(2)]
+    for v, o in zip((7, 8), outs):
+        set_arg(k, 1, o)
+        set_arg(k, 2, ctypes.c_int(v))
+        assert launch(q, k, n)[0] == 0
+    assert python_calls == [0] * 6 + [1, 2, 1, 2]
+    for v, o in zip((7, 8), outs):
+        assert read(q, o, a.nbytes, np.int32).tolist() == (a + v).tolist()
+    set_arg(k, 2, ctypes.c_int(11))       # natively; Python has not looked yet
+    del kernel.set_arg
+    assert kernel.current_plan() is not plan and kernel.args[2] == ("value", (11).to_bytes(4, "little"))
+    twin = ctypes.c_size_t(CL.clCloneKernel(k, addr(err())))
+    assert twin.value
+    set_arg(k, 1, other)                  # a memory object (Python) after a native value change
     assert launch(q, k, n)[0] == 0
-    assert read(q, out, a.nbytes, np.int32).tolist() == (a + 7).tolist()
-    # another buffer, and a wrong size for the value: the Python entry answers
-    set_arg(k, 1, other)
-    assert kernel._plan is None and launch(q, k, n)[0] == 0
-    assert read(q, other, a.nbytes, np.int32).tolist() == (a + 7).tolist()
+    assert read(q, other, a.nbytes, np.int32).tolist() == (a + 11).tolist()
+    assert launch(q, twin.value, n)[0] == 0   # the clone has the value too
+    assert read(q, outs[-1], a.nbytes, np.int32).tolist() == (a + 11).tolist()
+    # wrong sizes, values, indices: the Python entry's codes
     assert CL.clSetKernelArg(k, 2, 8, addr(ctypes.c_int64(7))) == cl.CL_INVALID_ARG_SIZE
     assert CL.clSetKernelArg(k, 2, 4, 0) == cl.CL_INVALID_ARG_VALUE
     assert CL.clSetKernelArg(k, 9, 4, addr(ctypes.c_int(7))) == cl.CL_INVALID_ARG_INDEX
+    CL.clReleaseKernel(twin.value)
     CL.clReleaseKernel(k)
-    for b in (ba, out, other):
+    for b in [ba, out, other] + outs:
         CL.clReleaseMemObject(b)
     CL.clReleaseCommandQueue(q)

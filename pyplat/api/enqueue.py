@@ -322,7 +322,7 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
     if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel):
         return False
     primed = False
-    plan = k._plan
+    plan = k.current_plan()
     if plan is None or not plan.knows_geometry(queue.device, work_dim, global_work_size, local_work_size or 0):
         try:
             plan = _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, local_work_size)

@@ -58,9 +58,26 @@ class Kernel(RefCounted):
         """value: ("mem", Buffer or None) | ("local", size) | ("value", bytes). The same value
         again (the same memory object, equal bytes) keeps the plan: pyopencl sets every argument
         before each launch."""
+        self._sync()
         old, self.args[index] = self.args[index], value
         if self._plan is not None and not _same_arg(old, value):
             self.drop_plan()
+
+    def _sync(self):
+        """Take over the by-value arguments the native clSetKernelArg set since the plan was
+        made (it gave the kernel's slot a plan derived from this one: runtime/sched/fast_path.pxi,
+        n_setarg), with that plan. Before any use of self.args' values or of the plan."""
+        if self._plan is not None:
+            derived = self.slot.derived(self._plan)
+            if derived is not None:
+                self._plan, values = derived
+                for index, value in values.items():
+                    self.args[index] = ("value", value)
+
+    def current_plan(self):
+        """The plan of the current arguments if there is one (None after a change)."""
+        self._sync()
+        return self._plan
 
     @property
     def all_args_set(self):
@@ -75,10 +92,12 @@ class Kernel(RefCounted):
         return None
 
     def drop_plan(self):
+        self._sync()
         self._plan = None
         self.slot.set_plan(None)
 
     def clone(self):
+        self._sync()
         other = Kernel(self.program, self.info)
         other.args = list(self.args)
         return other
@@ -90,6 +109,7 @@ class Kernel(RefCounted):
         launches are pending (the buffers and the program). The runtime copies the block into
         each command, so one snapshot serves every launch; its native fast path of
         clEnqueueNDRangeKernel reads this plan too (through self.slot)."""
+        self._sync()
         plan = self._plan
         if plan is None:
             local_size = self.local_args_size()

@@ -303,7 +303,10 @@ cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
     int geo_empty
     uint64_t geo_in[6]            # global and local sizes (0: not given)
     uint64_t geo_out[6]
-    hold_t launches              # for its launches; owner: the LaunchPlan
+    hold_t launches              # for its launches; owner: the LaunchPlan (a root plan's)
+    hold_t *hold                 # the hold its launches use: its own, or its root's if derived
+    plan_t *parent               # derived plans (a by-value argument changed natively): the
+                                 # root plan they copy, whose objects and hold they share
 
 
 # The runtime in parts, one concept each, compiled as one module (so the hot path stays inlined

@@ -28,7 +28,7 @@ cdef void cmd_free(cmd_t *c) noexcept nogil:
     free(c.args)
     free(c.patch)
     if c.plan != NULL:                       # a launch that was never committed
-        hold_done(&c.plan.launches)
+        hold_done(c.plan.hold)
         plan_decref(c.plan)
     pthread_mutex_destroy(&c.lock)
     pthread_cond_destroy(&c.done)
@@ -145,7 +145,7 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
         cmd_incref(c)
         reap_push(c)
     if c.plan != NULL:                       # before queue_done: a clFinish then sees its clean-up
-        hold_done(&c.plan.launches)
+        hold_done(c.plan.hold)
         plan_decref(c.plan)
         c.plan = NULL
     for i in range(n):                       # the default broadcast

@@ -159,6 +159,36 @@ cdef class KernelSlot:
         if self.k != NULL:
             kslot_decref(self.k)
 
+    def derived(self, LaunchPlan known):
+        """(plan, {index: bytes}) when the native clSetKernelArg has changed by-value arguments
+        since `known` (the kernel's plan) was set: a LaunchPlan for the slot's current plan, and
+        every by-value argument's value in it; None otherwise."""
+        cdef plan_t *cur
+        cdef uint64_t *argv
+        cdef LaunchPlan root
+        cdef int j
+        if known is None:
+            return None
+        pthread_mutex_lock(&tab_lock)
+        cur = self.k.plan
+        if cur != NULL:
+            plan_incref(cur)
+        pthread_mutex_unlock(&tab_lock)
+        if cur == NULL or cur == known.p:
+            if cur != NULL:
+                plan_decref(cur)
+            return None
+        try:
+            root = known if known.root is None else known.root
+            if cur.parent != root.p:
+                raise RuntimeError("a kernel's native plan is not derived from its own")
+            argv = <uint64_t *>cur.args
+            values = {j: (<char *>argv[j])[:cur.value_sizes[j]] for j in range(cur.n_args)
+                      if cur.value_sizes[j]}
+            return wrap_derived(cur, known), values
+        finally:
+            plan_decref(cur)
+
     def set_plan(self, LaunchPlan plan):
         """The plan of the current arguments, or None when they changed."""
         cdef plan_t *new = NULL if plan is None else plan.p
@@ -294,12 +324,12 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     r = plan_start(p, q.device, work_dim, global_size, local_size, offset, geo, &empty)
     if r == 1 and event:
         if not hold_use(&q.events):
-            hold_done(&p.launches)
+            hold_done(p.hold)
             r = 0
         else:
             s = <nevent_t *>calloc(1, sizeof(nevent_t))
             if s == NULL:
-                hold_done(&p.launches)
+                hold_done(p.hold)
                 hold_done(&q.events)
                 r = 0
     if r != 1:
@@ -313,7 +343,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     if c == NULL or fill_launch(c, p, geo, work_dim, empty) < 0:
         if c != NULL:
             cmd_free(c)
-        hold_done(&p.launches)
+        hold_done(p.hold)
         for i in range(n):
             cmd_decref(waits[i])
         if s != NULL:
@@ -469,28 +499,48 @@ ctypedef int32_t (*setarg_fn)(size_t, uint32_t, uint64_t, size_t) noexcept nogil
 
 
 cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept nogil:
-    """clSetKernelArg of a by-value argument to the value it has already: nothing changes, so the
-    kernel keeps its plan (pyopencl sets every argument before each launch). Anything else --
-    another value, a memory object, a kernel without a plan -- is the Python entry's."""
+    """clSetKernelArg of a by-value argument of a kernel that has a plan: to the value it has
+    already, nothing changes (pyopencl sets every argument before each launch); to another
+    value, the kernel's slot gets a plan derived from the current one (plan_derive), which the
+    Python side takes over when it next looks (KernelSlot.derived). Anything else -- a memory
+    object, a kernel without a plan, a wrong size -- is the Python entry's."""
     cdef hent_t *e
+    cdef kslot_t *k = NULL
     cdef plan_t *p = NULL
+    cdef plan_t *c
+    cdef plan_t *old = NULL
     cdef int32_t r = DEFER
     if value == 0 or size == 0:
         return DEFER
     pthread_mutex_lock(&tab_lock)
     e = tab_find(kernel)
     if e != NULL and e.kind == H_KERNEL:
-        p = (<kslot_t *>e.ptr).plan
+        k = <kslot_t *>e.ptr
+        p = k.plan
         if p != NULL:
             plan_incref(p)
+            pp_add(&k.refs, 1)
     pthread_mutex_unlock(&tab_lock)
     if p == NULL:
         return DEFER
     # (a plan's block never changes: it is read without its lock)
-    if index < <uint32_t>p.n_args and p.value_sizes[index] == size and \
-            memcmp(<void *>(<uint64_t *>p.args)[index], <void *>value, size) == 0:
-        r = CL_SUCCESS_
+    if index < <uint32_t>p.n_args and p.value_sizes[index] == size:
+        if memcmp(<void *>(<uint64_t *>p.args)[index], <void *>value, size) == 0:
+            r = CL_SUCCESS_
+        else:
+            c = plan_derive(p, index, value, size)
+            if c != NULL:
+                pthread_mutex_lock(&tab_lock)
+                if k.plan == p:                   # (else the Python side changed it meanwhile)
+                    old, k.plan, c = p, c, NULL
+                    r = CL_SUCCESS_
+                pthread_mutex_unlock(&tab_lock)
+                if old != NULL:
+                    plan_decref(old)              # the slot's reference
+                if c != NULL:
+                    plan_decref(c)
     plan_decref(p)
+    kslot_decref(k)
     return r
 
 

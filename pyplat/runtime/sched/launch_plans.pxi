@@ -18,7 +18,53 @@ cdef void plan_decref(plan_t *p) noexcept nogil:
     free(p.cells)
     free(p.acc)
     pthread_mutex_destroy(&p.lock)
+    if p.parent != NULL:
+        plan_decref(p.parent)
     free(p)
+
+
+cdef plan_t *plan_derive(plan_t *p, uint32_t index, size_t value, uint64_t size) noexcept nogil:
+    """A copy of plan p with by-value argument `index` set to the bytes at `value` (its size
+    checked by the caller): the block copied and patched, the geometry cache copied, the
+    objects and hold those of p's root (a derived plan's parent is always a root, so chains of
+    changes never grow). NULL when out of memory."""
+    cdef plan_t *root = p.parent if p.parent != NULL else p
+    cdef plan_t *c = <plan_t *>calloc(1, sizeof(plan_t))
+    cdef uint64_t *argv
+    cdef int j
+    if c == NULL:
+        return NULL
+    c.args = <char *>pp_aligned(p.args_size)
+    c.value_sizes = <uint32_t *>malloc(max(1, p.n_args) * sizeof(uint32_t))
+    c.cells = <size_t *>malloc(max(1, p.n_cells) * sizeof(size_t))
+    c.acc = <access_t *>malloc(max(1, p.n_acc) * sizeof(access_t))
+    if c.args == NULL or c.value_sizes == NULL or c.cells == NULL or c.acc == NULL:
+        free(c.args)
+        free(c.value_sizes)
+        free(c.cells)
+        free(c.acc)
+        free(c)
+        return NULL
+    memcpy(c.args, p.args, p.args_size)
+    argv = <uint64_t *>c.args
+    for j in range(p.n_args):
+        argv[j] = argv[j] - <uint64_t>p.args + <uint64_t>c.args
+    memcpy(<void *>argv[index], <void *>value, size)
+    memcpy(c.value_sizes, p.value_sizes, max(1, p.n_args) * sizeof(uint32_t))
+    memcpy(c.cells, p.cells, max(1, p.n_cells) * sizeof(size_t))
+    memcpy(c.acc, p.acc, max(1, p.n_acc) * sizeof(access_t))
+    c.fn, c.args_size, c.n_args, c.n_cells = p.fn, p.args_size, p.n_args, p.n_cells
+    c.n_acc, c.acc_unknown, c.scratch_size, c.context = p.n_acc, p.acc_unknown, p.scratch_size, p.context
+    pthread_mutex_lock(&p.lock)
+    c.geo_device, c.geo_dim, c.geo_flags, c.geo_empty = p.geo_device, p.geo_dim, p.geo_flags, p.geo_empty
+    memcpy(c.geo_in, p.geo_in, sizeof(c.geo_in))
+    memcpy(c.geo_out, p.geo_out, sizeof(c.geo_out))
+    pthread_mutex_unlock(&p.lock)
+    pthread_mutex_init(&c.lock, NULL)
+    c.refs = 1
+    plan_incref(root)
+    c.parent, c.hold = root, root.hold
+    return c
 
 
 cdef inline void geometry_request(int work_dim, size_t global_size, size_t local_size,
@@ -54,14 +100,13 @@ cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, 
     if (work_dim != p.geo_dim or device != p.geo_device or flags != p.geo_flags
             or memcmp(req, p.geo_in, sizeof(req)) != 0):
         r = -1
-    elif not p.launches.held:
-        r = 0
     else:
-        p.launches.users += 1
         memcpy(geo, p.geo_out, 6 * sizeof(uint64_t))
         memcpy(geo + 6, off, sizeof(off))
         empty[0] = p.geo_empty
     pthread_mutex_unlock(&p.lock)
+    if r == 1 and not hold_use(p.hold):
+        r = 0
     return r
 
 
@@ -113,9 +158,10 @@ cdef class LaunchPlan:
     cdef readonly object code
     cdef readonly object context
     cdef readonly size_t scratch_size
+    cdef readonly LaunchPlan root        # for a derived plan (wrap_derived): the plan it copies
 
-    def __cinit__(self, size_t fn, bytes block, int n_args, local_cells, size_t scratch_size, retained,
-                  code, accesses, context, value_sizes=()):
+    def __init__(self, size_t fn, bytes block, int n_args, local_cells, size_t scratch_size, retained,
+                 code, accesses, context, value_sizes=()):
         """block: the argument block, whose argv entries (the first n_args 64-bit words) hold
         the offsets of the values in the block (core/kernel.py, Kernel.snapshot); value_sizes:
         per argument, its size if passed by value, else 0 (n_setarg compares those)."""
@@ -129,6 +175,7 @@ cdef class LaunchPlan:
             raise ValueError("argument block shorter than its argv")
         pthread_mutex_init(&p.lock, NULL)
         hold_init(&p.launches, &p.lock)
+        p.hold = &p.launches
         p.refs = 1
         self.p = p
         p.fn, p.args_size, p.n_args = <void *>fn, args_size, n_args
@@ -162,15 +209,15 @@ cdef class LaunchPlan:
 
     @property
     def pending(self):
-        return self.p.launches.users
+        return self.p.hold.users
 
     @property
     def holding(self):
-        return bool(self.p.launches.held)
+        return bool(self.p.hold.held)
 
     def hold(self):
         """Hold the plan's objects for launches to start; False if one has been destroyed."""
-        return hold_acquire(&self.p.launches, self)
+        return hold_acquire(self.p.hold, self if self.root is None else self.root)
 
     def hold_references(self):
         return self.retained.retain()
@@ -208,6 +255,18 @@ cdef class LaunchPlan:
         self.p.geo_dim = work_dim
         pthread_mutex_unlock(&self.p.lock)
         self.p.geo_device = id(device)
+
+
+cdef LaunchPlan wrap_derived(plan_t *c, LaunchPlan known):
+    """A LaunchPlan for plan c, which the native clSetKernelArg derived from known's root: it
+    shares the root's objects, and the root is the owner of their hold."""
+    cdef LaunchPlan root = known if known.root is None else known.root
+    cdef LaunchPlan w = LaunchPlan.__new__(LaunchPlan)
+    plan_incref(c)
+    w.p = c
+    w.retained, w.code, w.context, w.scratch_size = root.retained, root.code, root.context, root.scratch_size
+    w.root = root
+    return w
 
 
 def launch_kernel(QueueCore q, LaunchPlan plan, device, int work_dim, size_t global_size,
