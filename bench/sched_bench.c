@@ -231,6 +231,24 @@ int main(int argc, char **argv) {
         clReleaseMemObject(in);
         clReleaseCommandQueue(q);
     }
+    /* 7. a scalar argument set before each launch (a loop parameter): clSetKernelArg plus
+     * clEnqueueNDRangeKernel from C, in-order, one-item kernels; enqueue and run included. */
+    {
+        cl_command_queue q = queue(0);
+        cl_kernel k = kernel("spin", out, 0);
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, 0, NULL, NULL));
+        CHECK(clFinish(q));
+        double t = now_us();
+        for (int j = 0; j < N; j++) {
+            int iters_j = j & 1;
+            CHECK(clSetKernelArg(k, 1, sizeof iters_j, &iters_j));
+            CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, 0, NULL, NULL));
+        }
+        CHECK(clFinish(q));
+        printf("setarg_scalar_launch\t%d\t%.3f\n", N, (now_us() - t) / N);
+        clReleaseKernel(k);
+        clReleaseCommandQueue(q);
+    }
     clReleaseMemObject(out);
     clReleaseProgram(prog);
     clReleaseContext(ctx);
