@@ -315,10 +315,20 @@ def test_native_launches_from_several_c_threads(run_with_pyplat, tmp_path):
                            capture_output=True, text=True)
     if built.returncode:
         pytest.skip(f"cannot build against the system loader: {built.stderr[-300:]}")
-    for workers in ("1", "4"):
-        r = run_with_pyplat([exe], env={"PYPLAT_WORKERS": workers})
+    for env in ({"PYPLAT_WORKERS": "1"}, {"PYPLAT_WORKERS": "4"},
+                # a short idle window, a bad one (a warning, the default), the pool's statistics
+                {"PYPLAT_WORKERS": "4", "PYPLAT_IDLE_US": "30", "PYPLAT_POOL_STATS": "1"},
+                {"PYPLAT_WORKERS": "2", "PYPLAT_IDLE_US": "soon"}):
+        r = run_with_pyplat([exe], env=env)
         assert r.returncode == 0, r.stdout + r.stderr
         assert r.stdout.split() == ["0", str(4 * 3000)] + [str(3000)] * 4, r.stdout + r.stderr
+        if env.get("PYPLAT_POOL_STATS"):
+            stats = [line for line in r.stderr.splitlines() if line.startswith("pyplat pool:")]
+            assert len(stats) == 1, r.stderr
+            per_worker = [tuple(map(int, w.split("/"))) for w in stats[0].split(":")[-1].split()]
+            assert len(per_worker) == 4 and sum(run for run, _ in per_worker) >= 8 * 3000, stats
+        if env.get("PYPLAT_IDLE_US") == "soon":
+            assert "PYPLAT_IDLE_US='soon' is not a number" in r.stderr, r.stderr
 
 
 def test_other_offsets_are_answered_natively_and_checked(env):

@@ -9,9 +9,10 @@ DEF MAX_BOARD = 256
 # vCPUs halt), more than the gaps between bursts of work (bench/: kernel_imbalance at 16 workers
 # is 3-20× slower with a 50 µs window). The cost: where more threads run than there are CPUs
 # (the host and as many workers as cores on a loaded machine), a polling worker can delay a
-# thread that needs its CPU (sched_yield seldom hands it over), by up to a time slice.
+# thread that needs its CPU (sched_yield seldom hands it over), by up to a time slice: there
+# PYPLAT_IDLE_US sets the window (µs; default 1000, at least the pausing part).
 DEF IDLE_PAUSE_NS = 20000
-DEF IDLE_POLL_NS = 1000000
+cdef unsigned long long IDLE_POLL_NS = 1000000
 DEF WORK_POLL_EVERY = 8         # pausing idle workers read the shared work counter 1 poll in 8
 # A queued command is left to its queue's owner this long (pp_ticks: ~0.5-2 µs) before others
 # may steal it: an idle owner polls its queue every few hundred ns, and a command that moves to

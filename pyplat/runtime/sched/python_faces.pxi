@@ -47,8 +47,14 @@ def get_driver(name="pool", workers=0):
             drv.workers = 0
         elif name == "pool":
             n = workers or int(os.environ.get("PYPLAT_WORKERS") or 0) or (os.cpu_count() or 1)
-            global online_cpus
+            global online_cpus, IDLE_POLL_NS
             online_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            idle_us = os.environ.get("PYPLAT_IDLE_US")
+            if idle_us:
+                try:
+                    IDLE_POLL_NS = max(IDLE_PAUSE_NS, int(float(idle_us) * 1000))
+                except ValueError:
+                    sys.stderr.write(f"pyplat: PYPLAT_IDLE_US={idle_us!r} is not a number of µs; using 1000\n")
             drv.d = make_pool(n)
             if os.environ.get("PYPLAT_POOL_STATS"):        # bench/: where the pool's time went
                 atexit(print_pool_stats)
