@@ -22,3 +22,13 @@ cdef void basic_ready(driver_t *d, cmd_t *c) noexcept nogil:
             pp_basic_tail = NULL
         execute(x)
     pp_basic_running = 0
+
+
+cdef driver_t *make_basic() noexcept nogil:
+    cdef driver_t *d = <driver_t *>calloc(1, sizeof(driver_t))
+    d.submit = noop_submit
+    d.ready = basic_ready
+    d.flush = noop_flush
+    d.join = default_join
+    d.notify = default_notify
+    return d

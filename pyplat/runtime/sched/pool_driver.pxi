@@ -365,12 +365,3 @@ cdef driver_t *make_pool(int nworkers) noexcept nogil:
         pthread_detach(p.workers[i].thread)
     return d
 
-
-cdef driver_t *make_basic() noexcept nogil:
-    cdef driver_t *d = <driver_t *>calloc(1, sizeof(driver_t))
-    d.submit = noop_submit
-    d.ready = basic_ready
-    d.flush = noop_flush
-    d.join = default_join
-    d.notify = default_notify
-    return d
