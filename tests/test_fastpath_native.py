@@ -480,3 +480,87 @@ def test_by_value_arguments_are_set_natively(env):
     for b in [ba, out, other] + outs:
         CL.clReleaseMemObject(b)
     CL.clReleaseCommandQueue(q)
+
+
+SCALARS_PROGRAM = r"""
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdio.h>
+static const char *SRC = "__kernel void add(__global int *o, int v) { o[get_global_id(0)] += v; }";
+#define T 4
+#define N 2000
+static cl_context ctx; static cl_device_id dev; static cl_program prog;
+static cl_mem bufs[T]; static long expected[T]; static int failures;
+static void *host(void *arg) {
+    long t = (long)arg; cl_int e;
+    cl_kernel k = clCreateKernel(prog, "add", &e);
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &e);
+    size_t n = 16;
+    int v = 0;
+    clSetKernelArg(k, 0, sizeof(cl_mem), &bufs[t]);
+    for (int i = 0; i < N; i++) {
+        v = (int)((i * 7 + t) % 11);      /* a new scalar before most launches */
+        expected[t] += v;
+        if (clSetKernelArg(k, 1, sizeof v, &v) || clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL))
+            __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);
+        if (i % 500 == 499) {             /* a clone takes the current value along */
+            cl_kernel twin = clCloneKernel(k, &e);
+            int zero = 0;
+            if (e || clEnqueueNDRangeKernel(q, twin, 1, NULL, &n, NULL, 0, NULL, NULL))
+                __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);
+            expected[t] += v;
+            clSetKernelArg(twin, 1, sizeof zero, &zero);   /* the twin's change is its own */
+            clReleaseKernel(twin);
+        }
+    }
+    clFinish(q);
+    clReleaseKernel(k);
+    clReleaseCommandQueue(q);
+    return NULL;
+}
+int main(void) {
+    cl_platform_id plat; cl_int e; pthread_t th[T]; int zero = 0;
+    clGetPlatformIDs(1, &plat, NULL);
+    clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL);
+    ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+    prog = clCreateProgramWithSource(ctx, 1, &SRC, NULL, &e);
+    if (clBuildProgram(prog, 1, &dev, "", NULL, NULL)) return 2;
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &e);
+    for (int t = 0; t < T; t++) {
+        bufs[t] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 16 * sizeof(int), NULL, &e);
+        clEnqueueFillBuffer(q, bufs[t], &zero, sizeof zero, 0, 16 * sizeof(int), 0, NULL, NULL);
+    }
+    clFinish(q);
+    for (long t = 0; t < T; t++) pthread_create(&th[t], NULL, host, (void *)t);
+    for (int t = 0; t < T; t++) pthread_join(th[t], NULL);
+    int wrong = 0;
+    for (int t = 0; t < T; t++) {
+        int out[16];
+        clEnqueueReadBuffer(q, bufs[t], CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+        for (int i = 0; i < 16; i++) wrong += out[i] != expected[t];
+    }
+    printf("%d %d\n", failures, wrong);
+    return 0;
+}
+"""
+
+
+def test_scalar_arguments_set_natively_from_several_c_threads(run_with_pyplat, tmp_path):
+    """Host threads of a C program each set a scalar argument of their own kernel before every
+    launch (natively: derived plans) and clone it now and then: every launch sees its value."""
+    import shutil
+    import subprocess
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    src = tmp_path / "scalars.c"
+    src.write_text(SCALARS_PROGRAM)
+    exe = tmp_path / "scalars"
+    built = subprocess.run(["cc", "-O1", "-o", str(exe), str(src), "-lOpenCL", "-lpthread"],
+                           capture_output=True, text=True)
+    if built.returncode:
+        pytest.skip(f"cannot build against the system loader: {built.stderr[-300:]}")
+    for workers in ("1", "4"):
+        r = run_with_pyplat([exe], env={"PYPLAT_WORKERS": workers})
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.split() == ["0", "0"], r.stdout + r.stderr
