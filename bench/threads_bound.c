@@ -42,7 +42,8 @@ int main(int argc, char **argv) {
             double t0 = now_us();
             for (long i = 0; i < threads; i++) pthread_create(&t[i], NULL, work, (void *)i);
             for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
-            if (now_us() - t0 < best) best = now_us() - t0;
+            double t = now_us() - t0;
+            if (t < best) best = t;
         }
         printf("threads_bound\t%d\t%.3f\n", threads, best / UNITS);
     }
