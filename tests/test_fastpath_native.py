@@ -3,6 +3,8 @@ repeats of a launch the Python path validated are answered natively, events it h
 retained / released natively and adopted by the API layer on first use from Python; every answer
 must be the one the Python path gives. capi calls the same direct C entries the shim installs."""
 import ctypes
+import shutil
+import subprocess
 import time
 
 import numpy as np
@@ -236,6 +238,19 @@ def test_plans_hold_their_objects_only_while_launches_are_pending(env):
     CL.clReleaseCommandQueue(q)
 
 
+def build_c_program(tmp_path, name, source):
+    """A threaded C host program built against the system loader (skips without cc or loader)."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    src, exe = tmp_path / f"{name}.c", tmp_path / name
+    src.write_text(source)
+    built = subprocess.run(["cc", "-O1", "-o", str(exe), str(src), "-lOpenCL", "-lpthread"],
+                           capture_output=True, text=True)
+    if built.returncode:
+        pytest.skip(f"cannot build against the system loader: {built.stderr[-300:]}")
+    return exe
+
+
 THREADS_PROGRAM = r"""
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -304,17 +319,7 @@ int main(void) {
 def test_native_launches_from_several_c_threads(run_with_pyplat, tmp_path):
     """Host threads of a C program enqueueing at once through the loader, without the GIL: a
     shared in-order queue keeps its order (no increment lost), wait lists across queues hold."""
-    import shutil
-    import subprocess
-    if shutil.which("cc") is None:
-        pytest.skip("no C compiler")
-    src = tmp_path / "threads.c"
-    src.write_text(THREADS_PROGRAM)
-    exe = tmp_path / "threads"
-    built = subprocess.run(["cc", "-O1", "-o", str(exe), str(src), "-lOpenCL", "-lpthread"],
-                           capture_output=True, text=True)
-    if built.returncode:
-        pytest.skip(f"cannot build against the system loader: {built.stderr[-300:]}")
+    exe = build_c_program(tmp_path, "threads", THREADS_PROGRAM)
     for env in ({"PYPLAT_WORKERS": "1"}, {"PYPLAT_WORKERS": "4"},
                 # a short idle window, a bad one (a warning, the default), the pool's statistics
                 {"PYPLAT_WORKERS": "4", "PYPLAT_IDLE_US": "30", "PYPLAT_POOL_STATS": "1"},
@@ -549,17 +554,7 @@ int main(void) {
 def test_scalar_arguments_set_natively_from_several_c_threads(run_with_pyplat, tmp_path):
     """Host threads of a C program each set a scalar argument of their own kernel before every
     launch (natively: derived plans) and clone it now and then: every launch sees its value."""
-    import shutil
-    import subprocess
-    if shutil.which("cc") is None:
-        pytest.skip("no C compiler")
-    src = tmp_path / "scalars.c"
-    src.write_text(SCALARS_PROGRAM)
-    exe = tmp_path / "scalars"
-    built = subprocess.run(["cc", "-O1", "-o", str(exe), str(src), "-lOpenCL", "-lpthread"],
-                           capture_output=True, text=True)
-    if built.returncode:
-        pytest.skip(f"cannot build against the system loader: {built.stderr[-300:]}")
+    exe = build_c_program(tmp_path, "scalars", SCALARS_PROGRAM)
     for workers in ("1", "4"):
         r = run_with_pyplat([exe], env={"PYPLAT_WORKERS": workers})
         assert r.returncode == 0, r.stdout + r.stderr

@@ -2,5 +2,6 @@
 
 A command is ready when every event it waits for has completed; a driver runs ready commands and
 reports completion, which notifies the commands waiting on it (see graph.py and driver.py).
-The native work-group launcher is in _launch.pyx and runs without the GIL.
+The native runtime is _sched.pyx (written in parts, sched/*.pxi); work-groups run there without
+the GIL.
 """

@@ -22,11 +22,7 @@ cdef list _impl = [None] * 16
 # The runtime's native fast path (runtime/sched/fast_path.pxi, n_*): C functions with the OpenCL
 # signature that need no GIL and return DEFER when they did not answer. The shim calls them before
 # taking the GIL; the entries below call them too (in-process callers come here directly).
-ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
-                               size_t) noexcept nogil
-ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
-ctypedef int32_t (*setarg_fn)(size_t, uint32_t, uint64_t, size_t) noexcept nogil
-ctypedef int32_t (*wait_fn)(uint32_t, size_t) noexcept nogil
+include "native_entry_types.pxi"
 cdef ndrange_fn _n_ndrange = NULL
 cdef wait_fn _n_wait = NULL
 cdef handle_fn _n_retain_event = NULL

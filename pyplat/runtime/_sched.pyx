@@ -282,7 +282,8 @@ cdef struct qcore_t:             # a queue's ordering state (QueueCore)
     hold_t events                # for its native events; owner: the CommandQueue
 
 cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
-    pthread_mutex_t lock
+    pthread_mutex_t lock         # a root plan's: guards its hold and the geometry caches of it
+                                 # and its derived plans (all lock hold.lock: one per launch)
     long refs
     void *fn
     char *args                   # own copy of the argument block
@@ -307,6 +308,9 @@ cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
     hold_t *hold                 # the hold its launches use: its own, or its root's if derived
     plan_t *parent               # derived plans (a by-value argument changed natively): the
                                  # root plan they copy, whose objects and hold they share
+
+
+include "native_entry_types.pxi"
 
 
 # The runtime in parts, one concept each, compiled as one module (so the hot path stays inlined

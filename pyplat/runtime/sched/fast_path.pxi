@@ -491,11 +491,6 @@ cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
     return ERR_WAIT_LIST if failed else CL_SUCCESS_
 
 
-ctypedef int32_t (*wait_fn)(uint32_t, size_t) noexcept nogil
-ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
-                               size_t) noexcept nogil
-ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
-ctypedef int32_t (*setarg_fn)(size_t, uint32_t, uint64_t, size_t) noexcept nogil
 
 
 cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept nogil:

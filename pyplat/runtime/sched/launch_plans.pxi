@@ -17,9 +17,10 @@ cdef void plan_decref(plan_t *p) noexcept nogil:
     free(p.value_sizes)
     free(p.cells)
     free(p.acc)
-    pthread_mutex_destroy(&p.lock)
     if p.parent != NULL:
         plan_decref(p.parent)
+    else:
+        pthread_mutex_destroy(&p.lock)
     free(p)
 
 
@@ -55,12 +56,11 @@ cdef plan_t *plan_derive(plan_t *p, uint32_t index, size_t value, uint64_t size)
     memcpy(c.acc, p.acc, max(1, p.n_acc) * sizeof(access_t))
     c.fn, c.args_size, c.n_args, c.n_cells = p.fn, p.args_size, p.n_args, p.n_cells
     c.n_acc, c.acc_unknown, c.scratch_size, c.context = p.n_acc, p.acc_unknown, p.scratch_size, p.context
-    pthread_mutex_lock(&p.lock)
+    pthread_mutex_lock(p.hold.lock)
     c.geo_device, c.geo_dim, c.geo_flags, c.geo_empty = p.geo_device, p.geo_dim, p.geo_flags, p.geo_empty
     memcpy(c.geo_in, p.geo_in, sizeof(c.geo_in))
     memcpy(c.geo_out, p.geo_out, sizeof(c.geo_out))
-    pthread_mutex_unlock(&p.lock)
-    pthread_mutex_init(&c.lock, NULL)
+    pthread_mutex_unlock(p.hold.lock)
     c.refs = 1
     plan_incref(root)
     c.parent, c.hold = root, root.hold
@@ -96,17 +96,18 @@ cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, 
         off[d] = (<size_t *>offset)[d] if offset and d < work_dim else 0
         if req[d] + off[d] < off[d]:
             return -1
-    pthread_mutex_lock(&p.lock)
+    pthread_mutex_lock(p.hold.lock)
     if (work_dim != p.geo_dim or device != p.geo_device or flags != p.geo_flags
             or memcmp(req, p.geo_in, sizeof(req)) != 0):
         r = -1
+    elif not p.hold.held:
+        r = 0
     else:
+        p.hold.users += 1
         memcpy(geo, p.geo_out, 6 * sizeof(uint64_t))
         memcpy(geo + 6, off, sizeof(off))
         empty[0] = p.geo_empty
-    pthread_mutex_unlock(&p.lock)
-    if r == 1 and not hold_use(p.hold):
-        r = 0
+    pthread_mutex_unlock(p.hold.lock)
     return r
 
 
@@ -232,10 +233,10 @@ cdef class LaunchPlan:
         if not 1 <= work_dim <= 3 or global_size == 0:
             return False
         geometry_request(work_dim, global_size, local_size, req, &flags)
-        pthread_mutex_lock(&self.p.lock)
+        pthread_mutex_lock(self.p.hold.lock)
         known = (self.p.geo_dim == work_dim and self.p.geo_flags == flags
                  and memcmp(self.p.geo_in, req, sizeof(req)) == 0)
-        pthread_mutex_unlock(&self.p.lock)
+        pthread_mutex_unlock(self.p.hold.lock)
         return bool(known) and self.p.geo_device == id(device)
 
     def remember_geometry(self, device, int work_dim, size_t global_size, size_t local_size,
@@ -248,12 +249,12 @@ cdef class LaunchPlan:
         geometry_request(work_dim, global_size, local_size, req, &flags)
         for d in range(3):
             out[d], out[3 + d] = result_global[d], result_local[d]
-        pthread_mutex_lock(&self.p.lock)
+        pthread_mutex_lock(self.p.hold.lock)
         memcpy(self.p.geo_in, req, sizeof(req))
         memcpy(self.p.geo_out, out, sizeof(out))
         self.p.geo_flags, self.p.geo_empty = flags, empty
         self.p.geo_dim = work_dim
-        pthread_mutex_unlock(&self.p.lock)
+        pthread_mutex_unlock(self.p.hold.lock)
         self.p.geo_device = id(device)
 
 

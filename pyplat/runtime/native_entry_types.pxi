@@ -1,0 +1,8 @@
+# Signatures of the runtime's native entries (sched/fast_path.pxi, n_*): C functions with the
+# OpenCL signature that need no GIL and return DEFER when they do not answer. Included by
+# _sched.pyx, which defines them, and _entries.pyx, which calls them first.
+ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
+                               size_t) noexcept nogil
+ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
+ctypedef int32_t (*setarg_fn)(size_t, uint32_t, uint64_t, size_t) noexcept nogil
+ctypedef int32_t (*wait_fn)(uint32_t, size_t) noexcept nogil
