@@ -6,6 +6,7 @@
   pyplat icd --info          where the library is, what the loaders will read
   pyplat run -- CMD ARGS...  run CMD with PyPlat visible next to the installed platforms
   pyplat conformance ...     the conformance subset (see conformance/)
+  pyplat config [NAME...]    every PYPLAT_* knob: current value, where it came from, what it does
 
 Subcommands are a table (COMMANDS): each entry adds its arguments to an argparse subparser and
 names the function run with the parsed arguments; a later layer adds its own by extending it.
@@ -14,7 +15,7 @@ import argparse
 import os
 import sys
 
-from pyplat import discovery
+from pyplat import config, discovery
 
 
 def _icd_args(p):
@@ -92,11 +93,48 @@ def _conformance(args):
     return runner.main(list(args.args))
 
 
+def _config_args(p):
+    p.add_argument("names", nargs="*", metavar="NAME", help="only these knobs (default: all)")
+
+
+def _shown(reading):
+    value = reading.value
+    if value is None:  # no value: the default says what happens, a set one turned it off
+        return f"({reading.knob.default_doc})" if reading.source == "default" else "off"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _config(args):
+    unknown = [n for n in args.names if n not in config.KNOBS]
+    if unknown:
+        print(f"pyplat config: unknown knob {', '.join(unknown)} (`pyplat config` lists them)",
+              file=sys.stderr)
+        return 2
+    rows = [("knob", "value", "from", "read by", "what")]
+    for r in config.describe():
+        if args.names and r.knob.name not in args.names:
+            continue
+        source = r.source
+        if r.source == "invalid":  # what the reader does with it: warns and uses the default
+            source = f"invalid {r.text!r} (expected {r.knob.expected}): default"
+        rows.append((r.knob.name, _shown(r), source, r.knob.reader, r.knob.doc))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
+    return 0
+
+
 # name -> (help, add_arguments(parser), run(args) -> exit status)
 COMMANDS = {
     "icd": ("print or install the .icd file that makes loaders find PyPlat", _icd_args, _icd),
     "run": ("run a command with PyPlat visible to its OpenCL loader", _run_args, _run),
     "conformance": ("run the conformance-style test subset", _conformance_args, _conformance),
+    "config": ("show every PYPLAT_* environment variable, its value and its source", _config_args,
+               _config),
 }
 
 

@@ -8,13 +8,16 @@ list), so to add PyPlat without hiding the installed platforms we point it at a 
 directory: ``pyplat.icd`` plus copies of the ``.icd`` files the loader would otherwise have read.
 See docs/icd.md.
 
-Nothing here imports the rest of PyPlat: it runs in processes that never load the platform.
+Nothing here imports the rest of PyPlat but `pyplat.config` (which imports nothing of it): this
+runs in processes that never load the platform.
 """
 import hashlib
 import os
 import sys
 import tempfile
 from pathlib import Path
+
+from pyplat import config
 
 ICD_NAME = "pyplat.icd"
 LIBRARY_NAME = "libpyplat-icd.so"
@@ -29,7 +32,7 @@ def shim_path():
     Looked for next to this package (``pyplat/_icd/``), then, when this package is a source
     checkout, in the installed distribution; ``PYPLAT_ICD_LIBRARY`` overrides both.
     """
-    override = os.environ.get("PYPLAT_ICD_LIBRARY")
+    override = config.value("PYPLAT_ICD_LIBRARY")
     if override:
         return Path(override).resolve()
     here = Path(__file__).resolve().parent / "_icd" / LIBRARY_NAME

@@ -10,11 +10,10 @@ exception never escapes into C: CLError becomes its code; anything else is print
 becomes CL_OUT_OF_HOST_MEMORY (the generic "the implementation failed" code of the spec).
 """
 import ctypes
-import os
 import sys
 import traceback
 
-from pyplat import cl
+from pyplat import cl, config
 from pyplat.api import handles
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
@@ -122,12 +121,12 @@ def direct_entries():
     learns the API layer's queue, kernel and event handles, and its native events are adopted
     by the API layer on first use."""
     from pyplat.api._entry_points import ENTRY_POINTS
-    if os.environ.get("PYPLAT_DIRECT_ENTRIES", "1") == "0":
+    if not config.value("PYPLAT_DIRECT_ENTRIES"):
         return {}
     from pyplat.runtime import _entries
     load_all()
     direct = _entries.configure(IMPLEMENTED, CLError, _report)
-    if os.environ.get("PYPLAT_FAST_PATH", "1") != "0":
+    if config.value("PYPLAT_FAST_PATH"):
         from pyplat.api import enqueue
         from pyplat.runtime import _sched
         native = _sched.configure_fast_path(handles.dispatch_address(), handles.MAGIC, handles.DEAD)

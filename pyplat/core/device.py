@@ -8,7 +8,7 @@ the CPU features), so they match what the runtime can really do.
 import os
 import time
 
-from pyplat import cl
+from pyplat import cl, config
 from pyplat.core.object import RefCounted
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
@@ -198,9 +198,7 @@ class Device(RefCounted):
         self.llvm_cpu_name, self.llvm_cpu_features, self.cpu_features = host_cpu()
         self.name = f"PyPlat CPU ({self.cpu_model})"
 
-        workers = os.environ.get("PYPLAT_WORKERS")
-        self.compute_units = int(workers) if workers and workers.isdigit() and int(workers) > 0 \
-            else (os.cpu_count() or 1)
+        self.compute_units = config.value("PYPLAT_WORKERS")     # one per worker thread
 
         widths = vector_widths(self.cpu_features)
         self.preferred_vector_widths = dict(widths)

@@ -4,11 +4,11 @@
 The number of CPU devices comes from ``PYPLAT_DEVICES`` (default 1); they all share the host's
 memory, so a buffer moves between them for free.
 """
-import os
 import threading
 import time
 
 import pyplat
+from pyplat import config
 from pyplat.core.object import RefCounted
 
 
@@ -41,8 +41,7 @@ class Platform(RefCounted):
         super().__init__()
         from pyplat.core.device import Device
         if n_devices is None:
-            env = os.environ.get("PYPLAT_DEVICES", "1")
-            n_devices = int(env) if env.isdigit() and int(env) > 0 else 1
+            n_devices = config.value("PYPLAT_DEVICES")
         self.devices = [Device(self, i) for i in range(n_devices)]
 
     @property

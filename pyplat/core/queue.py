@@ -13,9 +13,7 @@ Ordering is expressed as dependencies only, so drivers see one model:
   (its timestamps would show the overlaps);
 - in-order, serial (PYPLAT_INORDER_PARALLEL=0): each command waits for the one before it.
 """
-import os
-
-from pyplat import cl
+from pyplat import cl, config
 from pyplat.core.event import Event
 from pyplat.core.object import RefCounted
 from pyplat.runtime.driver import default_driver
@@ -83,7 +81,7 @@ class CommandQueue(RefCounted):
         self.profiling = bool(properties & cl.CL_QUEUE_PROFILING_ENABLE)
         # (profiling timestamps would show commands overlapping: a profiling queue is serial)
         self.auto_parallel = (not self.out_of_order and not self.profiling
-                              and os.environ.get("PYPLAT_INORDER_PARALLEL", "1") != "0")
+                              and config.value("PYPLAT_INORDER_PARALLEL"))
         self.driver = default_driver()
         self.tracker = QueueTracker()
         mode = (ORDER_OUT_OF_ORDER if self.out_of_order else ORDER_AUTO if self.auto_parallel
