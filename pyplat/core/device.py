@@ -177,7 +177,6 @@ class Device(RefCounted):
                   "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
                   "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics")
     built_in_kernels = ()
-    parent_device = None
     partition_max_sub_devices = 0
     partition_properties = ()
     partition_type = ()
