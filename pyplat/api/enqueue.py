@@ -335,7 +335,7 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
             return False
         primed = True
     if wants_event and not queue.core.holds_events:
-        queue.core.hold_events(queue)
+        queue.hold_native_events()
         primed = True
     return primed
 

@@ -20,7 +20,7 @@ from pyplat.core.event import Event
 from pyplat.core.object import RefCounted
 from pyplat.runtime.driver import default_driver
 from pyplat.runtime.graph import (ORDER_AUTO, ORDER_OUT_OF_ORDER, ORDER_SERIAL, Command, QueueCore,
-                                  QueueTracker, launch_kernel)
+                                  QueueTracker, launch_kernel, set_hold_hooks)
 
 HOST = "host memory"          # the pseudo memory object of host pointers
 STDOUT = "printf output"      # written by every kernel that may call printf
@@ -57,6 +57,11 @@ class Retained:
                 failure = e
         if failure is not None:
             raise failure
+
+
+# What the runtime's holds (a launch plan's while launches are pending, a queue's while the
+# fast path's native events live) take and drop: a Retained's references.
+set_hold_hooks(Retained.retain, Retained.release)
 
 
 def merged_accesses(accesses):
@@ -119,14 +124,10 @@ class CommandQueue(RefCounted):
                                 [e.command for e in wait_events])
         return Event(self.context, self, cl.CL_COMMAND_NDRANGE_KERNEL, command)
 
-    # While the runtime's fast path has native events of this queue (QueueCore.hold_events):
-    # they may outlive the program's references, so the context stays with them.
-    def hold_references(self):
-        self.context.retain()
-        return True
-
-    def drop_references(self):
-        self.context.release()
+    def hold_native_events(self):
+        """Let the fast path hand out native events of this queue (QueueCore.hold_events): they
+        may outlive the program's references, so the context stays with them."""
+        return self.core.hold_events(self, Retained([self.context]))
 
     def flush(self):
         self.driver.flush()

@@ -5,9 +5,6 @@
 
 cdef class Driver:
     """A driver (C function table). `name` is 'basic' or 'pool'."""
-    cdef driver_t *d
-    cdef readonly str name
-    cdef readonly int workers
 
     def flush(self):
         with nogil:
@@ -77,7 +74,6 @@ def default_driver():
 
 cdef class QueueTracker:
     """Counts a queue's unfinished commands; join sleeps (GIL released) until none is left."""
-    cdef qtrack_t *q
 
     def __cinit__(self):
         self.q = <qtrack_t *>calloc(1, sizeof(qtrack_t))
@@ -102,9 +98,6 @@ cdef class QueueTracker:
 @cython.no_gc      # holds no Python object that could lead back to it: never in a cycle
 cdef class Command:
     """A node of the graph (the native cmd_t). Payload setters are called before commit()."""
-    cdef cmd_t *c
-    cdef Driver drv
-    cdef public object name
 
     def __cinit__(self, int kind=K_NOP, Driver driver=None, name=""):
         self.c = cmd_new(kind)
@@ -169,38 +162,6 @@ cdef class Command:
         self.c.args = <char *>pp_aligned(len(args))
         if len(args):
             memcpy(self.c.args, <char *>args, len(args))
-
-    def set_ndrange(self, size_t fn, size_t args, size_t args_size, int n_args, unsigned work_dim,
-                    global_size, local_size, global_offset, size_t scratch_size, local_cells=()):
-        """A kernel launch. `args` (args_size bytes) is copied; argv entries are rebased into
-        the copy. `local_cells`: offsets in the block of local-argument pointers, stored
-        relative to the start of the work-group's scratch (patched per worker)."""
-        cdef int d, j
-        cdef cmd_t *c = self.c
-        cdef uint64_t *argv
-        c.kind = K_NDRANGE
-        c.fn = <void *>fn
-        c.args_size = args_size
-        c.args = <char *>pp_aligned(args_size)
-        memcpy(c.args, <char *>args, args_size)
-        c.n_args = n_args
-        argv = <uint64_t *>c.args
-        for j in range(n_args):
-            argv[j] = argv[j] - <uint64_t>args + <uint64_t>c.args
-        c.n_patch = len(local_cells)
-        if c.n_patch:
-            c.patch = <size_t *>malloc(c.n_patch * sizeof(size_t))
-            for j in range(c.n_patch):
-                c.patch[j] = local_cells[j]
-        c.scratch_size = scratch_size
-        c.geo.work_dim = work_dim
-        c.total = 1
-        for d in range(3):
-            c.geo.global_size[d] = global_size[d]
-            c.geo.local_size[d] = local_size[d]
-            c.geo.global_offset[d] = global_offset[d]
-            c.geo.num_groups[d] = c.geo.global_size[d] // c.geo.local_size[d]
-            c.total *= c.geo.num_groups[d]
 
     # --- graph -------------------------------------------------------------------------
     def add_dependency(self, Command other):
@@ -288,6 +249,14 @@ cdef class Command:
     @property
     def kind(self):
         return self.c.kind
+
+
+cdef Command wrap_command(cmd_t *c, Driver driver):
+    """A Command for an existing cmd_t (takes over one reference)."""
+    cdef Command cmd = Command(K_NOP, driver, "")
+    cmd_decref(cmd.c)
+    cmd.c = c
+    return cmd
 
 
 def now_ns():
