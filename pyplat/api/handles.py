@@ -64,7 +64,7 @@ def dispatch_address():
 
 
 def registry():
-    """handle address -> core object, live handles only (the runtime's fast path reads it)."""
+    """handle address -> core object, live handles only (prime_ndrange reads it)."""
     return _live
 
 
@@ -99,7 +99,7 @@ def forget(obj):
         struct = _structs.pop(address)
         if withdrawer is not None:
             withdrawer(address)
-        if struct is None:                    # an adopted native handle: the runtime's memory
+        if struct is None:                    # an adopted native handle: _native's memory
             return
         struct.magic = DEAD
         _quarantine.append(struct)
@@ -125,7 +125,7 @@ def _adopt(address):
             if obj is not None:
                 _live[address] = obj
                 _by_object[id(obj)] = address
-                _structs[address] = None      # memory owned by the runtime
+                _structs[address] = None      # memory owned by _native
         return obj
 
 

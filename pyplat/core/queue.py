@@ -93,7 +93,8 @@ class CommandQueue(RefCounted):
         self.tracker = QueueTracker()
         mode = (ORDER_OUT_OF_ORDER if self.out_of_order else ORDER_AUTO if self.auto_parallel
                 else ORDER_SERIAL)
-        # The ordering state, native and shared with the runtime's fast path of kernel launches.
+        # The ordering state, native and shared with the native fast path of kernel launches
+        # (api/_native.pyx).
         self.core = QueueCore(self.driver, self.tracker, mode, self.context, self.device)
 
     def new_command(self, name=""):
@@ -119,7 +120,7 @@ class CommandQueue(RefCounted):
 
     def launch(self, plan, work_dim, global_size, local_size, offset, wait_events):
         """A kernel launch whose geometry the caller validated and gave to the plan
-        (plan.remember_geometry); the same path as the runtime's native fast path."""
+        (plan.remember_geometry); the same path as the native fast path."""
         command = launch_kernel(self.core, plan, self.device, work_dim, global_size, local_size, offset,
                                 [e.command for e in wait_events])
         return Event(self.context, self, cl.CL_COMMAND_NDRANGE_KERNEL, command)

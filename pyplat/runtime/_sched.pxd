@@ -237,9 +237,15 @@ cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
                                  # root plan they copy, whose objects and hold they share
 
 
-# --- reference counts (inline: one atomic each) ------------------------------------------------
+# --- reference counts (inline: one atomic each; freeing is a call) -----------------------------
 cdef inline void cmd_incref(cmd_t *c) noexcept nogil:
     pp_add(&c.refs, 1)
+
+cdef void cmd_free(cmd_t *c) noexcept nogil
+
+cdef inline void cmd_decref(cmd_t *c) noexcept nogil:
+    if pp_add(&c.refs, -1) == 0:
+        cmd_free(c)
 
 cdef inline void qcore_incref(qcore_t *q) noexcept nogil:
     pp_add(&q.refs, 1)
@@ -254,8 +260,6 @@ cdef inline size_t key_hash(size_t key) noexcept nogil:
 
 # --- commands (sched/commands.pxi) --------------------------------------------------------------
 cdef cmd_t *cmd_new(int kind) noexcept nogil
-cdef void cmd_free(cmd_t *c) noexcept nogil
-cdef void cmd_decref(cmd_t *c) noexcept nogil
 cdef int link(cmd_t *waiter, cmd_t *ev) noexcept nogil
 cdef void cmd_commit(cmd_t *c) noexcept nogil
 cdef void cmd_attach(cmd_t *c, qtrack_t *q) noexcept nogil
