@@ -191,6 +191,17 @@ def test_buffers_of_native_launches_live_until_they_finish(env):
     CL.clReleaseCommandQueue(q)
 
 
+def test_handles_are_laid_out_as_the_shim_reads_them():
+    """handles.py's ctypes struct, the native events and the shim share icd/pyplat_handle.h's
+    layout; the kinds and the magic numbers come from there too."""
+    from pyplat.api import _native
+    S = handles.HandleStruct
+    assert _native.handle_layout() == (ctypes.sizeof(S), S.magic.offset, S.kind.offset, S.serial.offset)
+    assert (handles.MAGIC, handles.DEAD) == (0x4C505950, 0x44414544)
+    assert (handles.PLATFORM, handles.QUEUE, handles.KERNEL, handles.EVENT, handles.SAMPLER) == (1, 4, 7, 8, 9)
+    assert _native.DEFER == 0x50594446
+
+
 def test_many_native_events_keep_the_handle_table_small(env):
     """Native events made and released by the thousand: the native handle table is rebuilt
     without its deleted slots instead of growing."""

@@ -48,6 +48,11 @@ cdef extern from "pyplat_handle.h":
         PYPLAT_KIND_KERNEL
         PYPLAT_KIND_EVENT
         PYPLAT_KIND_SAMPLER
+    cdef struct pyplat_handle:
+        const void *dispatch
+        uint32_t magic
+        uint32_t kind
+        uint64_t serial
 
 cdef extern from "Python.h":
     int PyGILState_Check() nogil
@@ -77,11 +82,8 @@ cdef struct kslot_t:              # a kernel's current plan (KernelSlot)
     plan_t *plan                  # (tab_lock) NULL when the arguments changed since
 
 cdef struct nevent_t:
-    void *dispatch                # the API layer's handle layout ...
-    uint32_t magic
-    uint32_t kind
-    uint64_t serial
-    long refs                     # ... then the OpenCL count until adopted
+    pyplat_handle h               # every handle's layout, then
+    long refs                     # the OpenCL count until adopted
     qcore_t *q                    # a reference until adopted or released
 
 cdef pthread_mutex_t tab_lock
@@ -158,7 +160,7 @@ cdef inline void tab_delete(hent_t *e) noexcept nogil:
 cdef void bury_event(nevent_t *s) noexcept nogil:
     """(tab_lock held) A dead native handle into quarantine; the oldest one there is freed."""
     global dead_next
-    s.magic = PYPLAT_HANDLE_DEAD
+    s.h.magic = PYPLAT_HANDLE_DEAD
     free(dead_events[dead_next])
     dead_events[dead_next] = s
     dead_next = (dead_next + 1) % EVENT_QUARANTINE
@@ -393,9 +395,9 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     pthread_mutex_unlock(&q.lock)
     cmd_attach(c, q.track)
     if s != NULL:                          # the event: a native handle in the table
-        s.dispatch = <void *>h_dispatch
-        s.magic, s.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_EVENT
-        s.serial = <uint64_t>pp_add(&event_serial, 1)
+        s.h.dispatch = <void *>h_dispatch
+        s.h.magic, s.h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_EVENT
+        s.h.serial = <uint64_t>pp_add(&event_serial, 1)
         s.refs = 1
         s.q = q                            # our queue reference
         cmd_incref(c)
@@ -583,6 +585,15 @@ def configure_fast_path(size_t dispatch):
             "clFlush": <size_t><handle_fn>n_flush,
             "clFinish": <size_t><handle_fn>n_finish,
             "clWaitForEvents": <size_t><wait_fn>n_wait}
+
+
+def handle_layout():
+    """(size, offsets of magic, kind and serial) of a handle as icd/pyplat_handle.h lays it out
+    (handles.py's ctypes HandleStruct must agree: tests/test_fastpath_native.py)."""
+    cdef pyplat_handle h
+    cdef size_t base = <size_t>&h
+    return (sizeof(pyplat_handle), <size_t>&h.magic - base, <size_t>&h.kind - base,
+            <size_t>&h.serial - base)
 
 
 def table_stats():
