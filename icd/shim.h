@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <CL/cl_icd.h>
 
+#include "pyplat_handle.h"
+
 #define PYPLAT_HIDDEN __attribute__((visibility("hidden")))
 #define PYPLAT_EXPORT __attribute__((visibility("default")))
 
@@ -60,8 +62,7 @@ PYPLAT_HIDDEN void pyplat_py_leave(struct pyplat_py_call *call);
 /* Generated (icd_entry_points.c). The entry table has 2 * pyplat_n_entries slots: the first
  * half holds what each stub calls with the GIL held (Python's implementation); the second half
  * optionally holds a native entry with the same signature, which the stub calls first, without
- * the GIL, and which returns PYPLAT_DEFER when it did not answer (pyplat/runtime/sched/fast_path.pxi). */
-#define PYPLAT_DEFER 0x50594446 /* "PYDF": never an OpenCL status */
+ * the GIL, and which returns PYPLAT_DEFER when it did not answer (pyplat_handle.h). */
 PYPLAT_HIDDEN extern void *pyplat_entry_table[];
 PYPLAT_HIDDEN extern const int pyplat_n_entries;
 PYPLAT_HIDDEN void pyplat_entry_table_init(void);
@@ -81,26 +82,7 @@ PYPLAT_HIDDEN void *CL_API_CALL pyplat_clGetExtensionFunctionAddressForPlatform(
 PYPLAT_HIDDEN cl_int CL_API_CALL pyplat_clIcdGetPlatformIDsKHR(
     cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms);
 
-/* Layout of every handle (pyplat/api/handles.py owns the memory). */
-#define PYPLAT_HANDLE_MAGIC 0x4C505950u /* "PYPL" */
-#define PYPLAT_HANDLE_DEAD 0x44414544u  /* "DEAD" */
-enum pyplat_handle_kind {
-    PYPLAT_KIND_PLATFORM = 1,
-    PYPLAT_KIND_DEVICE,
-    PYPLAT_KIND_CONTEXT,
-    PYPLAT_KIND_QUEUE,
-    PYPLAT_KIND_MEM,
-    PYPLAT_KIND_PROGRAM,
-    PYPLAT_KIND_KERNEL,
-    PYPLAT_KIND_EVENT,
-    PYPLAT_KIND_SAMPLER,
-};
-struct pyplat_handle {
-    const struct _cl_icd_dispatch *dispatch;
-    uint32_t magic;
-    uint32_t kind;
-    uint64_t serial;
-};
+/* Handle layout and kinds, PYPLAT_DEFER: pyplat_handle.h. */
 
 /* Cheap check usable by C fast paths: is `p` a live PyPlat handle of `kind`? (A pointer to
  * unmapped memory still crashes here; the Python registry is the authoritative check.) */

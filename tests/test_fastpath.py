@@ -183,7 +183,7 @@ def test_direct_entries_answer_as_the_python_ones(env):
     callbacks, for NULL and foreign handles and for valid calls."""
     from pyplat.api import bridge
     from pyplat.api._entry_points import ENTRY_POINTS
-    from pyplat.runtime import _entries
+    from pyplat.api import _entries
     direct = bridge.direct_entries()
     names = {ENTRY_POINTS[i][0] for i in direct}
     assert {"clEnqueueNDRangeKernel", "clSetKernelArg", "clReleaseEvent", "clFinish"} <= names

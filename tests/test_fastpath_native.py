@@ -1,4 +1,4 @@
-"""The runtime's native fast path of clEnqueueNDRangeKernel and its native events (runtime/sched/fast_path.pxi):
+"""The native fast path of clEnqueueNDRangeKernel and its native events (pyplat/api/_native.pyx):
 repeats of a launch the Python path validated are answered natively, events it hands out are
 retained / released natively and adopted by the API layer on first use from Python; every answer
 must be the one the Python path gives. capi calls the same direct C entries the shim installs."""
@@ -191,10 +191,21 @@ def test_buffers_of_native_launches_live_until_they_finish(env):
     CL.clReleaseCommandQueue(q)
 
 
+def test_handles_are_laid_out_as_the_shim_reads_them():
+    """handles.py's ctypes struct, the native events and the shim share icd/pyplat_handle.h's
+    layout; the kinds and the magic numbers come from there too."""
+    from pyplat.api import _native
+    S = handles.HandleStruct
+    assert _native.handle_layout() == (ctypes.sizeof(S), S.magic.offset, S.kind.offset, S.serial.offset)
+    assert (handles.MAGIC, handles.DEAD) == (0x4C505950, 0x44414544)
+    assert (handles.PLATFORM, handles.QUEUE, handles.KERNEL, handles.EVENT, handles.SAMPLER) == (1, 4, 7, 8, 9)
+    assert _native.DEFER == 0x50594446
+
+
 def test_many_native_events_keep_the_handle_table_small(env):
-    """Native events made and released by the thousand: the runtime's handle table is rebuilt
+    """Native events made and released by the thousand: the native handle table is rebuilt
     without its deleted slots instead of growing."""
-    from pyplat.runtime import _sched
+    from pyplat.api import _native
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
     k = create_kernel(prog, b"inc")
@@ -206,7 +217,7 @@ def test_many_native_events_keep_the_handle_table_small(env):
         assert CL.clReleaseEvent(ev) == 0
     assert CL.clFinish(q) == 0
     assert (read(q, buf, 4 * 16, np.int32) == 20000).all()
-    capacity, live = _sched.table_stats()
+    capacity, live = _native.table_stats()
     assert capacity <= 4096 and live < 1000
     CL.clReleaseKernel(k)
     CL.clReleaseMemObject(buf)

@@ -14,9 +14,10 @@ import sys
 import traceback
 
 from pyplat import cl, config
-from pyplat.api import handles
+from pyplat.api import _entries, _native, enqueue, handles
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
+from pyplat.core import kernel as core_kernel
 
 CTYPES = {"i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64,
           "u64": ctypes.c_uint64, "ptr": ctypes.c_size_t, "f32": ctypes.c_float,
@@ -111,40 +112,36 @@ def attach(table_address, n_entries, dispatch_address):
         native_table[index] = address
 
 
-_native = {}          # name -> address of the runtime's native entry (set by direct_entries)
+_native_entries = {}  # name -> address of the native fast path's entry (set by direct_entries)
 
 
 def direct_entries():
-    """slot index -> address of a direct C entry (pyplat/runtime/_entries.pyx) for the hot entry
+    """slot index -> address of a direct C entry (pyplat/api/_entries.pyx) for the hot entry
     points, in place of their ctypes callbacks; PYPLAT_DIRECT_ENTRIES=0 keeps ctypes for all.
-    Also sets up the runtime's native fast path (PYPLAT_FAST_PATH=0: off): its handle table
-    learns the API layer's queue, kernel and event handles, and its native events are adopted
-    by the API layer on first use."""
-    from pyplat.api._entry_points import ENTRY_POINTS
+    Also sets up the native fast path (pyplat/api/_native.pyx; PYPLAT_FAST_PATH=0: off): kernels
+    get a slot the native handle table can read, the table learns the queue, kernel and event
+    handles, and native events are adopted by handles.lookup on first use."""
     if not config.value("PYPLAT_DIRECT_ENTRIES"):
         return {}
-    from pyplat.runtime import _entries
     load_all()
     direct = _entries.configure(IMPLEMENTED, CLError, _report)
     if config.value("PYPLAT_FAST_PATH"):
-        from pyplat.api import enqueue
-        from pyplat.runtime import _sched
-        native = _sched.configure_fast_path(handles.dispatch_address(), handles.MAGIC, handles.DEAD)
-        _entries.use_fast_path(native, _sched.NATIVE_DEFER, enqueue.prime_ndrange)
-        handles.adopter = lambda address: _sched.adopt_event(address, enqueue.adopt_native_event)
-        handles.publisher, handles.withdrawer = _publish, _sched.withdraw_handle
-        _native.update(native)
+        core_kernel.new_slot = _native.KernelSlot
+        native = _native.configure_fast_path(handles.dispatch_address())
+        _entries.use_fast_path(native, enqueue.prime_ndrange)
+        handles.adopter = lambda address: _native.adopt_event(address, enqueue.adopt_native_event)
+        handles.publisher, handles.withdrawer = _publish, _native.withdraw_handle
+        _native_entries.update(native)
     return _slots_of(direct)
 
 
 def native_entries():
-    """slot index -> address of the runtime's native entry (called before the GIL is taken)."""
-    return _slots_of(_native)
+    """slot index -> address of the native fast path's entry (called before the GIL is taken)."""
+    return _slots_of(_native_entries)
 
 
 def _slots_of(addresses):
     from pyplat.api._entry_points import ENTRY_POINTS
-    from pyplat.runtime import _entries
     slots = {}
     for index, slot in enumerate(ENTRY_POINTS):
         if slot is None or slot[0] not in addresses:
@@ -156,11 +153,12 @@ def _slots_of(addresses):
 
 
 def _publish(address, kind, obj):
-    """Tell the runtime's handle table about a new queue, kernel or event handle."""
-    from pyplat.runtime import _sched
+    """Tell the native handle table about a new queue, kernel or event handle (a kernel made
+    before the fast path was set up has no slot: it is left to the Python entries)."""
     if kind == handles.QUEUE:
-        _sched.publish_handle(address, kind, obj.core, obj.context)
+        _native.publish_handle(address, kind, obj.core, obj.context)
     elif kind == handles.KERNEL:
-        _sched.publish_handle(address, kind, obj.slot, obj.program.context)
+        if obj.slot is not None:
+            _native.publish_handle(address, kind, obj.slot, obj.program.context)
     elif kind == handles.EVENT:
-        _sched.publish_handle(address, kind, obj.command, obj.context)
+        _native.publish_handle(address, kind, obj.command, obj.context)

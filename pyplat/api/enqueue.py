@@ -313,10 +313,10 @@ def choose_local_size(global_size, limit, item_limits):
 
 def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size,
                   wants_event):
-    """The runtime's native clEnqueueNDRangeKernel did not answer: give the kernel a plan that
-    knows this launch's sizes and holds its objects and, for an event, make the queue hold the
-    references native events need, so that it may answer now (and next time). True if anything
-    changed. A request the checks refuse is left to clEnqueueNDRangeKernel, which reports it."""
+    """The native clEnqueueNDRangeKernel (api/_native.pyx) did not answer: give the kernel a
+    plan that knows this launch's sizes and holds its objects and, for an event, make the queue
+    hold the references native events need, so that it may answer now (and next time). True if
+    anything changed. A request the checks refuse is left to clEnqueueNDRangeKernel, which reports it."""
     registry = handles.registry()
     queue, k = registry.get(command_queue), registry.get(kernel)
     if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel):
@@ -335,7 +335,7 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
             return False
         primed = True
     if wants_event and not queue.core.holds_events:
-        queue.core.hold_events(queue)
+        queue.hold_native_events()
         primed = True
     return primed
 
@@ -360,8 +360,8 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
 
 def _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, local_work_size):
     """clEnqueueNDRangeKernel's checks but the wait list's: the kernel's plan for its current
-    arguments, told this request's validated sizes. From then on the runtime's native fast path
-    (runtime/_sched.pyx) answers repeats of the launch -- same queue device, arguments and sizes,
+    arguments, told this request's validated sizes. From then on the native fast path
+    (api/_native.pyx) answers repeats of the launch -- same queue device, arguments and sizes,
     any offset -- without Python."""
     check(k.program.context is queue.context, cl.CL_INVALID_CONTEXT, "kernel and queue in different contexts")
     check(k.program.built_for(queue.device), cl.CL_INVALID_PROGRAM_EXECUTABLE,

@@ -1,9 +1,12 @@
 """Handles: the C structs the ICD loader sees, and the registry that maps them to core objects.
 
 Every handle begins with the pointer to the shim's dispatch table (the ICD loader calls through
-it), then a magic number and a kind tag so that the C side can reject foreign pointers cheaply.
-A handle's memory is owned here. The registry is the only way from a C pointer to a core object:
-a released, foreign or wrongly typed pointer is simply not found and gives CL_INVALID_<OBJECT>.
+it), then a magic number and a kind tag so that the C side can reject foreign pointers cheaply
+(the layout, magic numbers and kinds: icd/pyplat_handle.h, read through pyplat/api/_native.pyx).
+A handle's memory is owned here, but for native events (_native's until adopted). The registry is
+the only way from a C pointer to a core object for the Python entries: a released, foreign or
+wrongly typed pointer is simply not found and gives CL_INVALID_<OBJECT>. The native fast path's
+table (_native.pyx) is fed from here alone: handle_of publishes, forget withdraws.
 """
 import collections
 import ctypes
@@ -11,13 +14,14 @@ import itertools
 import threading
 
 from pyplat import cl
+from pyplat.api import _native
 from pyplat.api.errors import CLError
 
-MAGIC = 0x4C505950  # "PYPL"
-DEAD = 0x44414544  # "DEAD"
-
-# Kind tags, shared with icd/shim.h.
-PLATFORM, DEVICE, CONTEXT, QUEUE, MEM, PROGRAM, KERNEL, EVENT, SAMPLER = range(1, 10)
+MAGIC, DEAD = _native.MAGIC, _native.DEAD       # live and dead handles' magic numbers
+# Kind tags.
+PLATFORM, DEVICE, CONTEXT, QUEUE, MEM, PROGRAM, KERNEL, EVENT, SAMPLER = (
+    _native.KINDS[k] for k in ("PLATFORM", "DEVICE", "CONTEXT", "QUEUE", "MEM", "PROGRAM", "KERNEL",
+                               "EVENT", "SAMPLER"))
 
 
 class HandleStruct(ctypes.Structure):
@@ -60,7 +64,7 @@ def dispatch_address():
 
 
 def registry():
-    """handle address -> core object, live handles only (the runtime's fast path reads it)."""
+    """handle address -> core object, live handles only (prime_ndrange reads it)."""
     return _live
 
 
@@ -95,7 +99,7 @@ def forget(obj):
         struct = _structs.pop(address)
         if withdrawer is not None:
             withdrawer(address)
-        if struct is None:                    # an adopted native handle: the runtime's memory
+        if struct is None:                    # an adopted native handle: _native's memory
             return
         struct.magic = DEAD
         _quarantine.append(struct)
@@ -103,11 +107,11 @@ def forget(obj):
             _libc.free(ctypes.addressof(_quarantine.popleft()))
 
 
-# The runtime's native fast path (pyplat/runtime/sched/fast_path.pxi) keeps its own table of queue,
-# kernel and event handles: publisher(address, kind, obj) tells it of a new one and
-# withdrawer(address) of a forgotten one (for an adopted native event, this hands its memory back
-# to the runtime). Events it made natively are adopted on first use by Python: adopter(address)
-# -> core object or None. Set by the bridge.
+# The native fast path (pyplat/api/_native.pyx) keeps a table of queue, kernel and event handles
+# (native references, read without the GIL): publisher(address, kind, obj) tells it of a new one
+# and withdrawer(address) of a forgotten one (for an adopted native event, this hands its memory
+# back to _native). Events it made natively are adopted on first use by Python: adopter(address)
+# -> core object or None. Set by the bridge when the fast path is on.
 publisher = None
 withdrawer = None
 adopter = None
@@ -121,7 +125,7 @@ def _adopt(address):
             if obj is not None:
                 _live[address] = obj
                 _by_object[id(obj)] = address
-                _structs[address] = None      # memory owned by the runtime
+                _structs[address] = None      # memory owned by _native
         return obj
 
 

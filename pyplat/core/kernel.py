@@ -3,10 +3,16 @@ import struct
 
 from pyplat.core.object import RefCounted
 from pyplat.core.queue import STDOUT, Retained, merged_accesses
-from pyplat.runtime.graph import KernelSlot, LaunchPlan
+from pyplat.runtime.graph import LaunchPlan
 
 
 _pack_address = struct.Struct("<Q").pack_into
+
+# The API layer's native fast path keeps a slot per kernel: its current launch plan, which the
+# native clSetKernelArg may replace by a derived one (pyplat/api/_native.pyx, KernelSlot).
+# new_slot() makes one; installed by the API layer at start-up (api/bridge.direct_entries). None:
+# no fast path, kernels have no slot.
+new_slot = None
 
 
 def _same_arg(a, b):
@@ -52,7 +58,7 @@ class Kernel(RefCounted):
             self.shape = program.launch_shapes[info.name] = LaunchShape(info)
         self.geometry_cache = self.shape.geometries   # validated launch sizes (api/enqueue.py)
         self._plan = None             # launch plan for the current argument values (see plan())
-        self.slot = KernelSlot()      # the same plan as the runtime's native fast path sees it
+        self.slot = new_slot() if new_slot is not None else None   # the plan as the fast path sees it
 
     def set_arg(self, index, value):
         """value: ("mem", Buffer or None) | ("local", size) | ("value", bytes). The same value
@@ -65,9 +71,9 @@ class Kernel(RefCounted):
 
     def _sync(self):
         """Take over the by-value arguments the native clSetKernelArg set since the plan was
-        made (it gave the kernel's slot a plan derived from this one: runtime/sched/fast_path.pxi,
-        n_setarg), with that plan. Before any use of self.args' values or of the plan."""
-        if self._plan is not None:
+        made (it gave the kernel's slot a plan derived from this one: api/_native.pyx, n_setarg),
+        with that plan. Before any use of self.args' values or of the plan."""
+        if self._plan is not None and self.slot is not None:
             derived = self.slot.derived(self._plan)
             if derived is not None:
                 self._plan, values = derived
@@ -94,7 +100,8 @@ class Kernel(RefCounted):
     def drop_plan(self):
         self._sync()
         self._plan = None
-        self.slot.set_plan(None)
+        if self.slot is not None:
+            self.slot.set_plan(None)
 
     def clone(self):
         self._sync()
@@ -125,7 +132,8 @@ class Kernel(RefCounted):
                                            scratch_size, Retained([self.program] + buffers),
                                            self.program.result, merged_accesses(accesses),
                                            self.program.context, self.shape.value_sizes)
-            self.slot.set_plan(plan)
+            if self.slot is not None:
+                self.slot.set_plan(plan)
         return plan
 
     def snapshot(self, local_scratch_base):

@@ -18,7 +18,7 @@ from pyplat.core.event import Event
 from pyplat.core.object import RefCounted
 from pyplat.runtime.driver import default_driver
 from pyplat.runtime.graph import (ORDER_AUTO, ORDER_OUT_OF_ORDER, ORDER_SERIAL, Command, QueueCore,
-                                  QueueTracker, launch_kernel)
+                                  QueueTracker, launch_kernel, set_hold_hooks)
 
 HOST = "host memory"          # the pseudo memory object of host pointers
 STDOUT = "printf output"      # written by every kernel that may call printf
@@ -57,6 +57,11 @@ class Retained:
             raise failure
 
 
+# What the runtime's holds (a launch plan's while launches are pending, a queue's while the
+# fast path's native events live) take and drop: a Retained's references.
+set_hold_hooks(Retained.retain, Retained.release)
+
+
 def merged_accesses(accesses):
     """(memory object, writes) pairs -> ((root object or HOST/STDOUT, writes), ...) with one entry
     per key (a writer wins); None stays None (unknown accesses)."""
@@ -86,7 +91,8 @@ class CommandQueue(RefCounted):
         self.tracker = QueueTracker()
         mode = (ORDER_OUT_OF_ORDER if self.out_of_order else ORDER_AUTO if self.auto_parallel
                 else ORDER_SERIAL)
-        # The ordering state, native and shared with the runtime's fast path of kernel launches.
+        # The ordering state, native and shared with the native fast path of kernel launches
+        # (api/_native.pyx).
         self.core = QueueCore(self.driver, self.tracker, mode, self.context, self.device)
 
     def new_command(self, name=""):
@@ -112,19 +118,15 @@ class CommandQueue(RefCounted):
 
     def launch(self, plan, work_dim, global_size, local_size, offset, wait_events):
         """A kernel launch whose geometry the caller validated and gave to the plan
-        (plan.remember_geometry); the same path as the runtime's native fast path."""
+        (plan.remember_geometry); the same path as the native fast path."""
         command = launch_kernel(self.core, plan, self.device, work_dim, global_size, local_size, offset,
                                 [e.command for e in wait_events])
         return Event(self.context, self, cl.CL_COMMAND_NDRANGE_KERNEL, command)
 
-    # While the runtime's fast path has native events of this queue (QueueCore.hold_events):
-    # they may outlive the program's references, so the context stays with them.
-    def hold_references(self):
-        self.context.retain()
-        return True
-
-    def drop_references(self):
-        self.context.release()
+    def hold_native_events(self):
+        """Let the fast path hand out native events of this queue (QueueCore.hold_events): they
+        may outlive the program's references, so the context stays with them."""
+        return self.core.hold_events(self, Retained([self.context]))
 
     def flush(self):
         self.driver.flush()

@@ -8,7 +8,7 @@ fires the C callbacks due, notifies every command on the notify list through its
 (the default broadcast) and wakes host waiters -- all in C, without the GIL.
 
     Command(kind, driver)       a node; payload set with set_copy / set_fill / set_rect /
-                                set_ndrange / set_native_kernel / set_action (Python, GIL)
+                                set_native_kernel / set_action (Python, GIL)
     .add_dependency(other)      link (before commit)
     .attach(tracker)            count it among a queue's unfinished commands
     .commit()                   SUBMITTED; hand to the driver; ready once its waits are done
@@ -17,6 +17,6 @@ fires the C callbacks due, notifies every command on the notify list through its
     .add_hook(fn)               Python clean-up after completion (see reap())
 """
 from pyplat.runtime._sched import (COMPLETE, KIND_COPY, KIND_FILL, KIND_NATIVE, KIND_NDRANGE,  # noqa: F401
-                                   KIND_NOP, KIND_PY, KIND_RECT, KIND_USER, QUEUED, RUNNING, SUBMITTED, KernelSlot,
+                                   KIND_NOP, KIND_PY, KIND_RECT, KIND_USER, QUEUED, RUNNING, SUBMITTED,
                                    ORDER_AUTO, ORDER_OUT_OF_ORDER, ORDER_SERIAL, Command, LaunchPlan,
-                                   QueueCore, QueueTracker, launch_kernel, now_ns, reap)
+                                   QueueCore, QueueTracker, launch_kernel, now_ns, reap, set_hold_hooks)

@@ -35,13 +35,7 @@ cdef void cmd_free(cmd_t *c) noexcept nogil:
     free(c)
 
 
-cdef inline void cmd_incref(cmd_t *c) noexcept nogil:
-    pp_add(&c.refs, 1)
-
-
-cdef inline void cmd_decref(cmd_t *c) noexcept nogil:
-    if pp_add(&c.refs, -1) == 0:
-        cmd_free(c)
+# cmd_incref / cmd_decref: inline in _sched.pxd.
 
 
 cdef void queue_done(qtrack_t *q) noexcept nogil:

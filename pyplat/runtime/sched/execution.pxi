@@ -77,7 +77,6 @@ cdef int run_groups(cmd_t *c, long workers) noexcept nogil:
     cdef char *own = NULL
     cdef long start = 0, size, i, g, ng0 = c.geo.num_groups[0], ng01 = ng0 * c.geo.num_groups[1]
     cdef int j, last = 0
-    cdef uint64_t *argv
     cdef char *scratch = NULL
     cdef work_group_fn fn = <work_group_fn>c.fn
     size = grab_chunk(c, workers, &start)
@@ -89,9 +88,7 @@ cdef int run_groups(cmd_t *c, long workers) noexcept nogil:
         if c.n_patch:                         # local arguments: a private argument block
             own = <char *>pp_aligned(c.args_size)
             memcpy(own, c.args, c.args_size)
-            argv = <uint64_t *>own
-            for j in range(c.n_args):
-                argv[j] = argv[j] - <uint64_t>c.args + <uint64_t>own
+            rebase_argv(own, c.n_args, c.args)
             for j in range(c.n_patch):
                 (<uint64_t *>(own + c.patch[j]))[0] += <uint64_t>scratch
             args = own

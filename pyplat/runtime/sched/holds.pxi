@@ -1,12 +1,25 @@
 # Part of pyplat/runtime/_sched.pyx (included there, one compilation unit).
 # ---------------------------------------------------------------------------------------------
 # Holds: a plan's launches and a queue's native events need Python objects kept alive (the
-# program and buffers; the queue and its context), which native code cannot retain. So the
-# owner object takes its references once, with the GIL (hold_acquire: by the Python path, or by
-# api/enqueue.prime_ndrange when a native call deferred for want of them), native users are
-# only counted (hold_use / hold_done), and the reaper drops the references when it finds no
-# user left (hold_drop). The owner provides hold_references() -> bool and drop_references().
+# program and buffers; the queue's context), which native code cannot retain. So the references
+# are taken once, with the GIL (hold_acquire: by the Python path, or by the API layer's
+# prime_ndrange when a native call deferred for want of them), native users are only counted
+# (hold_use / hold_done), and the reaper drops the references when it finds no user left
+# (hold_drop). What "taking" and "dropping" the references means is the layer above's: it
+# installs the two hooks at start-up (set_hold_hooks; pyplat/core/queue.py), so the runtime never
+# calls into a layer above except through them.
 # ---------------------------------------------------------------------------------------------
+
+cdef object take_references = None     # refs -> bool: False if one of them is gone already
+cdef object drop_references = None     # refs -> None
+
+
+def set_hold_hooks(take, drop):
+    """Install what holding means: take(refs) -> bool takes the references `refs` stands for
+    (False, taking nothing, if one of them is gone), drop(refs) drops them."""
+    global take_references, drop_references
+    take_references, drop_references = take, drop
+
 
 cdef void hold_init(hold_t *h, pthread_mutex_t *lock) noexcept nogil:
     memset(h, 0, sizeof(hold_t))
@@ -38,26 +51,32 @@ cdef void hold_done(hold_t *h) noexcept nogil:
     pthread_mutex_unlock(h.lock)
 
 
-cdef bint hold_acquire(hold_t *h, object owner) except -1:
-    """Hold owner's references (GIL held). False if owner could not take them."""
+cdef bint hold_acquire(hold_t *h, object owner, object refs) except -1:
+    """Hold the references `refs` stands for (GIL held; the take hook), keeping `owner` (the
+    Python face of the struct h is in) alive meanwhile. False if they could not be taken."""
     cdef int held
     pthread_mutex_lock(h.lock)
     held = h.held
     pthread_mutex_unlock(h.lock)
     if held:
         return True
-    if not owner.hold_references():
+    if take_references is None:
+        raise RuntimeError("the runtime's hold hooks are not installed (set_hold_hooks)")
+    if not take_references(refs):
         return False
     Py_INCREF(owner)
+    Py_INCREF(refs)
     pthread_mutex_lock(h.lock)
     held = h.held
     if not held:
         h.held = 1
         h.owner = <PyObject *>owner
+        h.refs = <PyObject *>refs
         hold_check_idle(h)                  # no user may come: the reaper checks later
     pthread_mutex_unlock(h.lock)
     if held:                                # another thread was first
-        owner.drop_references()
+        drop_references(refs)
+        Py_XDECREF(<PyObject *>refs)
         Py_XDECREF(<PyObject *>owner)
     return True
 
@@ -65,17 +84,20 @@ cdef bint hold_acquire(hold_t *h, object owner) except -1:
 cdef void hold_drop(hold_t *h):
     """Reaper: drop the references if no user is left (GIL held). h may be freed after."""
     cdef PyObject *owner = NULL
+    cdef PyObject *refs = NULL
     pthread_mutex_lock(h.lock)
     h.reap_queued = 0
     if h.users == 0 and h.held:
         h.held = 0
         owner, h.owner = h.owner, NULL
+        refs, h.refs = h.refs, NULL
     pthread_mutex_unlock(h.lock)
     if owner != NULL:
         try:
-            (<object>owner).drop_references()
+            drop_references(<object>refs)
         except BaseException:
             sys.stderr.write(f"pyplat: clean-up failed:\n{traceback.format_exc()}")
+        Py_XDECREF(refs)
         Py_XDECREF(owner)
 
 
@@ -83,12 +105,6 @@ cdef class QueueCore:
     """A queue's ordering state (qcore_t) and its driver and tracker, shared by the Python API
     path and the native fast path. Memory keys are ids of root memory objects or of the HOST /
     STDOUT pseudo-objects, resolved by the caller (core/queue.py, merged_accesses)."""
-    cdef qcore_t *q
-    cdef readonly Driver driver
-    cdef readonly QueueTracker tracker
-    cdef readonly int mode
-    cdef readonly object context
-    cdef readonly object device
 
     def __cinit__(self, Driver driver, QueueTracker tracker, int mode, context=None, device=None):
         self.driver, self.tracker, self.mode, self.context = driver, tracker, mode, context
@@ -126,10 +142,11 @@ cdef class QueueCore:
         cmd._attach(self.tracker)
         cmd._commit()
 
-    def hold_events(self, queue):
-        """Let the fast path hand out native events of this queue: `queue` (its CommandQueue)
-        holds its references for them until the reaper finds none left."""
-        hold_acquire(&self.q.events, queue)
+    def hold_events(self, queue, refs):
+        """Let the fast path hand out native events of this queue: the references `refs` stands
+        for (the hold hooks take them) are held for them until the reaper finds none left;
+        `queue` (the queue's Python object) is kept alive meanwhile and is events_owner."""
+        return hold_acquire(&self.q.events, queue, refs)
 
     @property
     def holds_events(self):

@@ -6,8 +6,14 @@
 # plan, so a native launch never needs Python to keep anything alive.
 # ---------------------------------------------------------------------------------------------
 
-cdef inline void plan_incref(plan_t *p) noexcept nogil:
-    pp_add(&p.refs, 1)
+cdef inline void rebase_argv(char *block, int n_args, const char *old) noexcept nogil:
+    """An argument block starts with argv, one 64-bit pointer per argument into the block: make
+    pointers into `old` (a copy it was made from; NULL: argv holds offsets) point into `block`."""
+    cdef uint64_t *argv = <uint64_t *>block
+    cdef uint64_t delta = <uint64_t>block - <uint64_t>old
+    cdef int j
+    for j in range(n_args):
+        argv[j] += delta
 
 
 cdef void plan_decref(plan_t *p) noexcept nogil:
@@ -31,8 +37,6 @@ cdef plan_t *plan_derive(plan_t *p, uint32_t index, size_t value, uint64_t size)
     changes never grow). NULL when out of memory."""
     cdef plan_t *root = p.parent if p.parent != NULL else p
     cdef plan_t *c = <plan_t *>calloc(1, sizeof(plan_t))
-    cdef uint64_t *argv
-    cdef int j
     if c == NULL:
         return NULL
     c.args = <char *>pp_aligned(p.args_size)
@@ -47,10 +51,8 @@ cdef plan_t *plan_derive(plan_t *p, uint32_t index, size_t value, uint64_t size)
         free(c)
         return NULL
     memcpy(c.args, p.args, p.args_size)
-    argv = <uint64_t *>c.args
-    for j in range(p.n_args):
-        argv[j] = argv[j] - <uint64_t>p.args + <uint64_t>c.args
-    memcpy(<void *>argv[index], <void *>value, size)
+    rebase_argv(c.args, p.n_args, p.args)
+    memcpy(<void *>(<uint64_t *>c.args)[index], <void *>value, size)
     memcpy(c.value_sizes, p.value_sizes, max(1, p.n_args) * sizeof(uint32_t))
     memcpy(c.cells, p.cells, max(1, p.n_cells) * sizeof(size_t))
     memcpy(c.acc, p.acc, max(1, p.n_acc) * sizeof(access_t))
@@ -114,8 +116,7 @@ cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, 
 cdef int fill_launch(cmd_t *c, plan_t *p, uint64_t *geo, int work_dim, int empty) noexcept nogil:
     """Make c a launch of plan p with a validated geometry (an empty range: a no-op). 0, or -1
     when out of memory."""
-    cdef uint64_t *argv
-    cdef int d, j
+    cdef int d
     if empty:
         return 0
     c.kind = K_NDRANGE
@@ -126,9 +127,7 @@ cdef int fill_launch(cmd_t *c, plan_t *p, uint64_t *geo, int work_dim, int empty
         return -1
     memcpy(c.args, p.args, p.args_size)
     c.n_args = p.n_args
-    argv = <uint64_t *>c.args
-    for j in range(p.n_args):
-        argv[j] = argv[j] - <uint64_t>p.args + <uint64_t>c.args
+    rebase_argv(c.args, p.n_args, p.args)
     if p.n_cells:
         c.patch = <size_t *>malloc(p.n_cells * sizeof(size_t))
         if c.patch == NULL:
@@ -154,20 +153,12 @@ cdef class LaunchPlan:
     must stay alive while launches are pending (`retained`, a core.queue.Retained: retained when
     the plan starts holding, released by the reaper once nothing is pending). It also caches the
     last launch geometry the Python path validated, which the native fast path accepts."""
-    cdef plan_t *p
-    cdef readonly object retained
-    cdef readonly object code
-    cdef readonly object context
-    cdef readonly size_t scratch_size
-    cdef readonly LaunchPlan root        # for a derived plan (wrap_derived): the plan it copies
-
     def __init__(self, size_t fn, bytes block, int n_args, local_cells, size_t scratch_size, retained,
                  code, accesses, context, value_sizes=()):
         """block: the argument block, whose argv entries (the first n_args 64-bit words) hold
         the offsets of the values in the block (core/kernel.py, Kernel.snapshot); value_sizes:
         per argument, its size if passed by value, else 0 (n_setarg compares those)."""
         cdef plan_t *p = <plan_t *>calloc(1, sizeof(plan_t))
-        cdef uint64_t *argv
         cdef size_t args_size = len(block)
         cdef int j
         if p == NULL:
@@ -191,9 +182,7 @@ cdef class LaunchPlan:
         for j, size in enumerate(value_sizes[:n_args]):
             p.value_sizes[j] = size
         memcpy(p.args, <char *>block, args_size)
-        argv = <uint64_t *>p.args
-        for j in range(n_args):
-            argv[j] = argv[j] + <uint64_t>p.args
+        rebase_argv(p.args, n_args, NULL)
         for j in range(p.n_cells):
             p.cells[j] = local_cells[j]
         p.acc_unknown = accesses is None
@@ -217,14 +206,10 @@ cdef class LaunchPlan:
         return bool(self.p.hold.held)
 
     def hold(self):
-        """Hold the plan's objects for launches to start; False if one has been destroyed."""
-        return hold_acquire(self.p.hold, self if self.root is None else self.root)
-
-    def hold_references(self):
-        return self.retained.retain()
-
-    def drop_references(self):
-        self.retained.release()
+        """Hold the plan's objects (`retained`, through the hold hooks) for launches to start;
+        False if one has been destroyed."""
+        cdef LaunchPlan owner = self if self.root is None else self.root
+        return hold_acquire(self.p.hold, owner, owner.retained)
 
     def knows_geometry(self, device, int work_dim, size_t global_size, size_t local_size):
         """Whether remember_geometry was told these sizes (the native path's test)."""

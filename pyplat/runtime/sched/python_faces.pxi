@@ -5,9 +5,6 @@
 
 cdef class Driver:
     """A driver (C function table). `name` is 'basic' or 'pool'."""
-    cdef driver_t *d
-    cdef readonly str name
-    cdef readonly int workers
 
     def flush(self):
         with nogil:
@@ -46,17 +43,12 @@ def get_driver(name="pool", workers=0):
             drv.d = make_basic()
             drv.workers = 0
         elif name == "pool":
-            n = workers or int(os.environ.get("PYPLAT_WORKERS") or 0) or (os.cpu_count() or 1)
+            n = workers or config.value("PYPLAT_WORKERS")
             global online_cpus, IDLE_POLL_NS
             online_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-            idle_us = os.environ.get("PYPLAT_IDLE_US")
-            if idle_us:
-                try:
-                    IDLE_POLL_NS = max(IDLE_PAUSE_NS, int(float(idle_us) * 1000))
-                except ValueError:
-                    sys.stderr.write(f"pyplat: PYPLAT_IDLE_US={idle_us!r} is not a number of µs; using 1000\n")
+            IDLE_POLL_NS = max(IDLE_PAUSE_NS, int(config.value("PYPLAT_IDLE_US") * 1000))
             drv.d = make_pool(n)
-            if os.environ.get("PYPLAT_POOL_STATS"):        # bench/: where the pool's time went
+            if config.value("PYPLAT_POOL_STATS"):        # bench/: where the pool's time went
                 atexit(print_pool_stats)
             drv.workers = n
         else:
@@ -69,15 +61,11 @@ def get_driver(name="pool", workers=0):
 
 def default_driver():
     """PYPLAT_DRIVER=basic selects the thread-less driver; the thread pool otherwise."""
-    name = os.environ.get("PYPLAT_DRIVER", "pool")
-    if name in ("worker", "threads", "pool"):
-        name = "pool"
-    return get_driver(name)
+    return get_driver(config.value("PYPLAT_DRIVER"))
 
 
 cdef class QueueTracker:
     """Counts a queue's unfinished commands; join sleeps (GIL released) until none is left."""
-    cdef qtrack_t *q
 
     def __cinit__(self):
         self.q = <qtrack_t *>calloc(1, sizeof(qtrack_t))
@@ -102,9 +90,6 @@ cdef class QueueTracker:
 @cython.no_gc      # holds no Python object that could lead back to it: never in a cycle
 cdef class Command:
     """A node of the graph (the native cmd_t). Payload setters are called before commit()."""
-    cdef cmd_t *c
-    cdef Driver drv
-    cdef public object name
 
     def __cinit__(self, int kind=K_NOP, Driver driver=None, name=""):
         self.c = cmd_new(kind)
@@ -169,38 +154,6 @@ cdef class Command:
         self.c.args = <char *>pp_aligned(len(args))
         if len(args):
             memcpy(self.c.args, <char *>args, len(args))
-
-    def set_ndrange(self, size_t fn, size_t args, size_t args_size, int n_args, unsigned work_dim,
-                    global_size, local_size, global_offset, size_t scratch_size, local_cells=()):
-        """A kernel launch. `args` (args_size bytes) is copied; argv entries are rebased into
-        the copy. `local_cells`: offsets in the block of local-argument pointers, stored
-        relative to the start of the work-group's scratch (patched per worker)."""
-        cdef int d, j
-        cdef cmd_t *c = self.c
-        cdef uint64_t *argv
-        c.kind = K_NDRANGE
-        c.fn = <void *>fn
-        c.args_size = args_size
-        c.args = <char *>pp_aligned(args_size)
-        memcpy(c.args, <char *>args, args_size)
-        c.n_args = n_args
-        argv = <uint64_t *>c.args
-        for j in range(n_args):
-            argv[j] = argv[j] - <uint64_t>args + <uint64_t>c.args
-        c.n_patch = len(local_cells)
-        if c.n_patch:
-            c.patch = <size_t *>malloc(c.n_patch * sizeof(size_t))
-            for j in range(c.n_patch):
-                c.patch[j] = local_cells[j]
-        c.scratch_size = scratch_size
-        c.geo.work_dim = work_dim
-        c.total = 1
-        for d in range(3):
-            c.geo.global_size[d] = global_size[d]
-            c.geo.local_size[d] = local_size[d]
-            c.geo.global_offset[d] = global_offset[d]
-            c.geo.num_groups[d] = c.geo.global_size[d] // c.geo.local_size[d]
-            c.total *= c.geo.num_groups[d]
 
     # --- graph -------------------------------------------------------------------------
     def add_dependency(self, Command other):
@@ -288,6 +241,14 @@ cdef class Command:
     @property
     def kind(self):
         return self.c.kind
+
+
+cdef Command wrap_command(cmd_t *c, Driver driver):
+    """A Command for an existing cmd_t (takes over one reference)."""
+    cdef Command cmd = Command(K_NOP, driver, "")
+    cmd_decref(cmd.c)
+    cmd.c = c
+    return cmd
 
 
 def now_ns():

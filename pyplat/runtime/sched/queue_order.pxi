@@ -54,10 +54,6 @@ cdef inline void cmd_replace(cmd_t **slot, cmd_t *c) noexcept nogil:
         cmd_decref(old)
 
 
-cdef inline size_t key_hash(size_t key) noexcept nogil:
-    return <size_t>(((<uint64_t>key >> 4) * <uint64_t>0x9E3779B97F4A7C15ULL) >> 24)
-
-
 cdef void sync_grow(qcore_t *q) noexcept nogil:
     cdef spoint_t *old = q.sync
     cdef long n = q.sync_cap, i
@@ -165,10 +161,6 @@ cdef qcore_t *qcore_new(int mode, driver_t *driver, qtrack_t *track, size_t cont
     q.prune_at = PRUNE_MIN
     hold_init(&q.events, &q.lock)
     return q
-
-
-cdef inline void qcore_incref(qcore_t *q) noexcept nogil:
-    pp_add(&q.refs, 1)
 
 
 cdef void qcore_decref(qcore_t *q) noexcept nogil:

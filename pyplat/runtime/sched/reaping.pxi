@@ -50,6 +50,11 @@ _reap_mutex = threading.RLock()
 cdef long reaping = 0
 
 
+cdef bint reap_pending() noexcept nogil:
+    """Whether clean-up is waiting or under way (a finish promises it is done when it returns)."""
+    return pp_load(&reap_count) != 0 or pp_load(&reaping) != 0
+
+
 def reap():
     """Run the Python clean-up of the reap lists. Any thread holding the GIL."""
     cdef cmd_t *items

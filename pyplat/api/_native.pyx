@@ -1,27 +1,71 @@
-# Part of pyplat/runtime/_sched.pyx (included there, one compilation unit).
-# ---------------------------------------------------------------------------------------------
-# Native fast path: clEnqueueNDRangeKernel, clRetainEvent, clReleaseEvent, clFlush, clFinish,
-# clWaitForEvents answered in C without the GIL (docs/runtime.md, "Fast path").
-#
-# The API layer publishes the handles of queues, kernels and events in a native table (address
-# -> queue core, kernel slot or command, with the context), so a handle is checked without
-# Python and a foreign or stale pointer is never read. Each n_* function answers the common case
-# and returns DEFER otherwise, having changed nothing; the caller then runs the Python
-# implementation, which gives the spec's codes and messages and primes the state the next native
-# call needs (a validated geometry, a holding plan, a queue holding references for events).
-#
-# An event the fast path hands out is a native handle (the API layer's handle layout, then an
-# OpenCL count and its queue core); the table maps it to its command. The first time a Python
-# entry needs it (info, callbacks, ...), the API layer *adopts* it: a core Event takes over the
-# count, and retains/releases of it go to Python from then on. Freed native handles are
-# quarantined like the API layer's, so that a stale pointer reads as dead for a while.
-# ---------------------------------------------------------------------------------------------
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The API layer's native fast path: clEnqueueNDRangeKernel, clSetKernelArg, clRetainEvent,
+clReleaseEvent, clFlush, clFinish and clWaitForEvents answered in C without the GIL
+(docs/runtime.md, "Fast path"). These are implementations of OpenCL entry points; they use the
+runtime only through its C interface (pyplat/runtime/_sched.pxd: commands, queues' ordering
+cores, launch plans, holds).
 
-DEF DEFER = 0x50594446            # "not answered here": icd/shim.h, PYPLAT_DEFER
-DEF H_QUEUE = 4                   # handle kinds: pyplat/api/handles.py
-DEF H_KERNEL = 7
-DEF H_EVENT = 8
-DEF HF_NATIVE = 1                 # a native event: memory and count are the runtime's
+The API layer publishes the handles of queues, kernels and events in the native handle table
+below (address -> queue core, kernel slot or command, with the context; pyplat/api/handles.py
+calls publish_handle / withdraw_handle), so a handle is checked without Python and a foreign or
+stale pointer is never read. Each n_* function answers the common case and returns
+PYPLAT_DEFER otherwise, having changed nothing; the caller then runs the Python implementation,
+which gives the spec's codes and messages and primes the state the next native call needs (a
+validated geometry, a holding plan, a queue holding references for events).
+
+An event the fast path hands out is a native handle (the API layer's handle layout,
+icd/pyplat_handle.h, then an OpenCL count and its queue core); the table maps it to its
+command. The first time a Python entry needs it (info, callbacks, ...), the API layer *adopts*
+it: a core Event takes over the count, and retains/releases of it go to Python from then on.
+Freed native handles are quarantined like handles.py's, so that a stale pointer reads as dead
+for a while.
+"""
+from libc.stdlib cimport calloc, free
+from libc.string cimport memset, memcmp
+from libc.stdint cimport uint64_t, int32_t, uint32_t
+
+from pyplat.runtime._sched cimport (
+    pp_add, pp_load_i, pthread_mutex_t, pthread_mutex_init, pthread_mutex_lock, pthread_mutex_unlock,
+    K_NOP, CL_SUCCESS_, CL_OUT_OF_HOST_MEMORY_, ERR_WAIT_LIST, cmd_t, qcore_t, plan_t,
+    cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_attach, cmd_wait, track_join,
+    abort_oom, reap_pending, order_locked, qcore_incref, qcore_decref, key_hash, hold_use, hold_done,
+    plan_incref, plan_decref, plan_derive, plan_start, fill_launch,
+    Command, Driver, QueueCore, LaunchPlan, wrap_command, wrap_derived)
+
+# The handle layout, the handle kinds and "not answered here": one definition, shared with the
+# ICD shim (icd/pyplat_handle.h); handles.py takes them from here.
+cdef extern from "pyplat_handle.h":
+    enum:
+        PYPLAT_DEFER
+        PYPLAT_HANDLE_MAGIC
+        PYPLAT_HANDLE_DEAD
+        PYPLAT_KIND_PLATFORM
+        PYPLAT_KIND_DEVICE
+        PYPLAT_KIND_CONTEXT
+        PYPLAT_KIND_QUEUE
+        PYPLAT_KIND_MEM
+        PYPLAT_KIND_PROGRAM
+        PYPLAT_KIND_KERNEL
+        PYPLAT_KIND_EVENT
+        PYPLAT_KIND_SAMPLER
+    cdef struct pyplat_handle:
+        const void *dispatch
+        uint32_t magic
+        uint32_t kind
+        uint64_t serial
+
+cdef extern from "Python.h":
+    int PyGILState_Check() nogil
+
+include "native_entry_types.pxi"
+
+DEFER = PYPLAT_DEFER
+MAGIC, DEAD = PYPLAT_HANDLE_MAGIC, PYPLAT_HANDLE_DEAD
+KINDS = {"PLATFORM": PYPLAT_KIND_PLATFORM, "DEVICE": PYPLAT_KIND_DEVICE, "CONTEXT": PYPLAT_KIND_CONTEXT,
+         "QUEUE": PYPLAT_KIND_QUEUE, "MEM": PYPLAT_KIND_MEM, "PROGRAM": PYPLAT_KIND_PROGRAM,
+         "KERNEL": PYPLAT_KIND_KERNEL, "EVENT": PYPLAT_KIND_EVENT, "SAMPLER": PYPLAT_KIND_SAMPLER}
+
+DEF HF_NATIVE = 1                 # a native event: memory and count are this module's
 DEF HF_ADOPTED = 2                # ... whose count a core Event has taken over
 DEF MAX_NATIVE_WAITS = 64
 DEF EVENT_QUARANTINE = 4096
@@ -38,11 +82,8 @@ cdef struct kslot_t:              # a kernel's current plan (KernelSlot)
     plan_t *plan                  # (tab_lock) NULL when the arguments changed since
 
 cdef struct nevent_t:
-    void *dispatch                # the API layer's handle layout ...
-    uint32_t magic
-    uint32_t kind
-    uint64_t serial
-    long refs                     # ... then the OpenCL count until adopted
+    pyplat_handle h               # every handle's layout, then
+    long refs                     # the OpenCL count until adopted
     qcore_t *q                    # a reference until adopted or released
 
 cdef pthread_mutex_t tab_lock
@@ -54,7 +95,6 @@ cdef size_t tab_live = 0
 cdef nevent_t *dead_events[EVENT_QUARANTINE]
 cdef long dead_next = 0
 cdef size_t h_dispatch = 0
-cdef uint32_t h_magic = 0, h_dead = 0
 cdef long event_serial = (<long>1) << 62
 
 
@@ -120,7 +160,7 @@ cdef inline void tab_delete(hent_t *e) noexcept nogil:
 cdef void bury_event(nevent_t *s) noexcept nogil:
     """(tab_lock held) A dead native handle into quarantine; the oldest one there is freed."""
     global dead_next
-    s.magic = h_dead
+    s.h.magic = PYPLAT_HANDLE_DEAD
     free(dead_events[dead_next])
     dead_events[dead_next] = s
     dead_next = (dead_next + 1) % EVENT_QUARANTINE
@@ -137,16 +177,17 @@ cdef void entry_release(int kind, void *ptr) noexcept nogil:
     """Drop the reference an entry held (after tab_lock is released)."""
     if ptr == NULL:
         return
-    if kind == H_QUEUE:
+    if kind == PYPLAT_KIND_QUEUE:
         qcore_decref(<qcore_t *>ptr)
-    elif kind == H_KERNEL:
+    elif kind == PYPLAT_KIND_KERNEL:
         kslot_decref(<kslot_t *>ptr)
-    elif kind == H_EVENT:
+    elif kind == PYPLAT_KIND_EVENT:
         cmd_decref(<cmd_t *>ptr)
 
 
 cdef class KernelSlot:
-    """A kernel's current launch plan as the native fast path sees it (core/kernel.py)."""
+    """A kernel's current launch plan as the native fast path sees it: core/kernel.py keeps one
+    per kernel (made by the factory the bridge installs there), n_setarg may replace its plan."""
     cdef kslot_t *k
 
     def __cinit__(self):
@@ -207,13 +248,13 @@ def publish_handle(size_t address, int kind, native, context):
     events with their Command; `context` is the core context of queues and events."""
     cdef void *ptr
     cdef hent_t *e
-    if kind == H_QUEUE:
+    if kind == PYPLAT_KIND_QUEUE:
         ptr = (<QueueCore?>native).q
         qcore_incref(<qcore_t *>ptr)
-    elif kind == H_KERNEL:
+    elif kind == PYPLAT_KIND_KERNEL:
         ptr = (<KernelSlot?>native).k
         pp_add(&(<kslot_t *>ptr).refs, 1)
-    elif kind == H_EVENT:
+    elif kind == PYPLAT_KIND_EVENT:
         ptr = (<Command?>native).c
         cmd_incref(<cmd_t *>ptr)
     else:
@@ -231,7 +272,7 @@ def publish_handle(size_t address, int kind, native, context):
 
 def withdraw_handle(size_t address):
     """The API layer forgot a handle (its object was destroyed); an adopted native event's
-    memory goes into the runtime's quarantine."""
+    memory goes into this module's quarantine."""
     cdef hent_t *e
     cdef int kind = 0
     cdef void *ptr = NULL
@@ -246,14 +287,6 @@ def withdraw_handle(size_t address):
     entry_release(kind, ptr)
 
 
-cdef Command wrap_command(cmd_t *c, Driver driver):
-    """A Command for an existing cmd_t (takes over one reference)."""
-    cdef Command cmd = Command(K_NOP, driver, "")
-    cmd_decref(cmd.c)
-    cmd.c = c
-    return cmd
-
-
 def adopt_event(size_t h, factory):
     """For the API layer, on a handle it does not know: if h is a native event not yet adopted,
     factory(queue, command, refcount) makes its core Event, which takes over the count (its queue
@@ -265,7 +298,7 @@ def adopt_event(size_t h, factory):
     cdef long refs = 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
-    if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
+    if e != NULL and e.kind == PYPLAT_KIND_EVENT and e.flags == HF_NATIVE:
         e.flags |= HF_ADOPTED
         s = <nevent_t *>h
         refs, q, s.q = s.refs, s.q, NULL
@@ -294,20 +327,20 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     cdef uint32_t i, n = 0
     cdef int empty = 0, ok = 0, r
     if (n_events == 0) != (events == 0) or n_events > MAX_NATIVE_WAITS:
-        return DEFER
+        return PYPLAT_DEFER
     # handles -> references, under the table lock
     pthread_mutex_lock(&tab_lock)
     e = tab_find(queue)
-    if e != NULL and e.kind == H_QUEUE:
+    if e != NULL and e.kind == PYPLAT_KIND_QUEUE:
         q = <qcore_t *>e.ptr
         e = tab_find(kernel)
-        if e != NULL and e.kind == H_KERNEL:
+        if e != NULL and e.kind == PYPLAT_KIND_KERNEL:
             p = (<kslot_t *>e.ptr).plan
             if p != NULL and p.context == q.context:
                 ok = 1
                 while n < n_events:
                     e = tab_find((<size_t *>events)[n])
-                    if e == NULL or e.kind != H_EVENT or e.context != q.context:
+                    if e == NULL or e.kind != PYPLAT_KIND_EVENT or e.context != q.context:
                         ok = 0
                         break
                     waits[n] = <cmd_t *>e.ptr
@@ -320,7 +353,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     if not ok:
         for i in range(n):
             cmd_decref(waits[i])
-        return DEFER
+        return PYPLAT_DEFER
     r = plan_start(p, q.device, work_dim, global_size, local_size, offset, geo, &empty)
     if r == 1 and event:
         if not hold_use(&q.events):
@@ -337,7 +370,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
             cmd_decref(waits[i])
         qcore_decref(q)
         plan_decref(p)
-        return DEFER
+        return PYPLAT_DEFER
     # the command
     c = cmd_new(K_NOP)
     if c == NULL or fill_launch(c, p, geo, work_dim, empty) < 0:
@@ -362,15 +395,15 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     pthread_mutex_unlock(&q.lock)
     cmd_attach(c, q.track)
     if s != NULL:                          # the event: a native handle in the table
-        s.dispatch = <void *>h_dispatch
-        s.magic, s.kind = h_magic, H_EVENT
-        s.serial = <uint64_t>pp_add(&event_serial, 1)
+        s.h.dispatch = <void *>h_dispatch
+        s.h.magic, s.h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_EVENT
+        s.h.serial = <uint64_t>pp_add(&event_serial, 1)
         s.refs = 1
         s.q = q                            # our queue reference
         cmd_incref(c)
         pthread_mutex_lock(&tab_lock)
         e = tab_insert(<size_t>s)
-        e.kind, e.flags, e.ptr, e.context = H_EVENT, HF_NATIVE, c, q.context
+        e.kind, e.flags, e.ptr, e.context = PYPLAT_KIND_EVENT, HF_NATIVE, c, q.context
         pthread_mutex_unlock(&tab_lock)
         (<size_t *>event)[0] = <size_t>s
     cmd_commit(c)
@@ -382,10 +415,10 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
 
 cdef int32_t n_retain_event(size_t h) noexcept nogil:
     cdef hent_t *e
-    cdef int32_t r = DEFER
+    cdef int32_t r = PYPLAT_DEFER
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
-    if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
+    if e != NULL and e.kind == PYPLAT_KIND_EVENT and e.flags == HF_NATIVE:
         (<nevent_t *>h).refs += 1
         r = CL_SUCCESS_
     pthread_mutex_unlock(&tab_lock)
@@ -397,10 +430,10 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
     cdef nevent_t *s
     cdef cmd_t *c = NULL
     cdef qcore_t *q = NULL
-    cdef int32_t r = DEFER
+    cdef int32_t r = PYPLAT_DEFER
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
-    if e != NULL and e.kind == H_EVENT and e.flags == HF_NATIVE:
+    if e != NULL and e.kind == PYPLAT_KIND_EVENT and e.flags == HF_NATIVE:
         r = CL_SUCCESS_
         s = <nevent_t *>h
         s.refs -= 1
@@ -422,7 +455,7 @@ cdef qcore_t *queue_ref(size_t queue) noexcept nogil:
     cdef qcore_t *q = NULL
     pthread_mutex_lock(&tab_lock)
     e = tab_find(queue)
-    if e != NULL and e.kind == H_QUEUE:
+    if e != NULL and e.kind == PYPLAT_KIND_QUEUE:
         q = <qcore_t *>e.ptr
         qcore_incref(q)
     pthread_mutex_unlock(&tab_lock)
@@ -432,7 +465,7 @@ cdef qcore_t *queue_ref(size_t queue) noexcept nogil:
 cdef int32_t n_flush(size_t queue) noexcept nogil:
     cdef qcore_t *q = queue_ref(queue)
     if q == NULL:
-        return DEFER
+        return PYPLAT_DEFER
     q.driver.flush(q.driver)
     qcore_decref(q)
     return CL_SUCCESS_
@@ -443,14 +476,14 @@ cdef int32_t n_finish(size_t queue) noexcept nogil:
     that what the program released is gone when clFinish returns."""
     cdef qcore_t *q
     if PyGILState_Check():               # never block holding the GIL: commands may need it
-        return DEFER
+        return PYPLAT_DEFER
     q = queue_ref(queue)
     if q == NULL:
-        return DEFER
+        return PYPLAT_DEFER
     q.driver.flush(q.driver)
     track_join(q.track)
     qcore_decref(q)
-    return CL_SUCCESS_ if pp_load(&reap_count) == 0 and pp_load(&reaping) == 0 else DEFER
+    return PYPLAT_DEFER if reap_pending() else CL_SUCCESS_
 
 
 cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
@@ -464,11 +497,11 @@ cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
     cdef int ok = 1, failed = 0
     cdef cmd_t *c
     if n_events == 0 or events == 0 or n_events > MAX_NATIVE_WAITS or PyGILState_Check():
-        return DEFER
+        return PYPLAT_DEFER
     pthread_mutex_lock(&tab_lock)
     while n < n_events:
         e = tab_find((<size_t *>events)[n])
-        if e == NULL or e.kind != H_EVENT or (n and e.context != context):
+        if e == NULL or e.kind != PYPLAT_KIND_EVENT or (n and e.context != context):
             ok = 0
             break
         context = e.context
@@ -487,7 +520,7 @@ cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
             failed |= pp_load_i(&c.status) < 0
         cmd_decref(c)
     if not ok:
-        return DEFER
+        return PYPLAT_DEFER
     return ERR_WAIT_LIST if failed else CL_SUCCESS_
 
 
@@ -504,12 +537,12 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     cdef plan_t *p = NULL
     cdef plan_t *c
     cdef plan_t *old = NULL
-    cdef int32_t r = DEFER
+    cdef int32_t r = PYPLAT_DEFER
     if value == 0 or size == 0:
-        return DEFER
+        return PYPLAT_DEFER
     pthread_mutex_lock(&tab_lock)
     e = tab_find(kernel)
-    if e != NULL and e.kind == H_KERNEL:
+    if e != NULL and e.kind == PYPLAT_KIND_KERNEL:
         k = <kslot_t *>e.ptr
         p = k.plan
         if p != NULL:
@@ -517,7 +550,7 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
             pp_add(&k.refs, 1)
     pthread_mutex_unlock(&tab_lock)
     if p == NULL:
-        return DEFER
+        return PYPLAT_DEFER
     # (a plan's block never changes: it is read without its lock)
     if index < <uint32_t>p.n_args and p.value_sizes[index] == size:
         if memcmp(<void *>(<uint64_t *>p.args)[index], <void *>value, size) == 0:
@@ -539,12 +572,12 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     return r
 
 
-def configure_fast_path(size_t dispatch, magic, dead_magic):
-    """Describe the API layer's handle layout for native events (its dispatch pointer, live and
-    dead magic). Returns {name: address} of the native entries: same C signature as the OpenCL
-    function, DEFER when not answered (icd/shim.h)."""
-    global h_dispatch, h_magic, h_dead
-    h_dispatch, h_magic, h_dead = dispatch, magic, dead_magic
+def configure_fast_path(size_t dispatch):
+    """Give native events the shim's dispatch pointer (their first field, as every handle's).
+    Returns {name: address} of the native entries: same C signature as the OpenCL function,
+    PYPLAT_DEFER when not answered."""
+    global h_dispatch
+    h_dispatch = dispatch
     return {"clEnqueueNDRangeKernel": <size_t><ndrange_fn>n_ndrange,
             "clSetKernelArg": <size_t><setarg_fn>n_setarg,
             "clRetainEvent": <size_t><handle_fn>n_retain_event,
@@ -554,7 +587,13 @@ def configure_fast_path(size_t dispatch, magic, dead_magic):
             "clWaitForEvents": <size_t><wait_fn>n_wait}
 
 
-NATIVE_DEFER = DEFER
+def handle_layout():
+    """(size, offsets of magic, kind and serial) of a handle as icd/pyplat_handle.h lays it out
+    (handles.py's ctypes HandleStruct must agree: tests/test_fastpath_native.py)."""
+    cdef pyplat_handle h
+    cdef size_t base = <size_t>&h
+    return (sizeof(pyplat_handle), <size_t>&h.magic - base, <size_t>&h.kind - base,
+            <size_t>&h.serial - base)
 
 
 def table_stats():

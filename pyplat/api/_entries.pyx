@@ -6,9 +6,10 @@ below, the bridge writes the address of a C function with the exact C signature 
 with the GIL (the shim's stub took it) and calls the same Python implementation, turning its
 result into the status code exactly as the bridge does (None -> CL_SUCCESS, CLError -> its code,
 anything else -> CL_OUT_OF_HOST_MEMORY with the traceback on stderr), which saves ctypes'
-argument objects and libffi closure. Where the runtime has a native entry (answered without the
-GIL, DEFER otherwise), the shim calls it before taking the GIL and these functions call it first
-as well, so in-process callers (tests/capi.py) run the same code as C programs.
+argument objects and libffi closure. Where there is a native entry (answered without the
+GIL, PYPLAT_DEFER otherwise: pyplat/api/_native.pyx), the shim calls it before taking the GIL and
+these functions call it first as well, so in-process callers (tests/capi.py) run the same code as
+C programs.
 """
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 
@@ -19,10 +20,14 @@ cdef object _clerror = None
 cdef object _report = None
 cdef list _impl = [None] * 16
 
-# The runtime's native fast path (runtime/sched/fast_path.pxi, n_*): C functions with the OpenCL
-# signature that need no GIL and return DEFER when they did not answer. The shim calls them before
-# taking the GIL; the entries below call them too (in-process callers come here directly).
+# The native fast path (pyplat/api/_native.pyx, n_*): C functions with the OpenCL signature that
+# need no GIL and return PYPLAT_DEFER (icd/pyplat_handle.h) when they did not answer. The shim
+# calls them before taking the GIL; the entries below call them too (in-process callers come here
+# directly).
 include "native_entry_types.pxi"
+cdef extern from "pyplat_handle.h":
+    enum:
+        PYPLAT_DEFER
 cdef ndrange_fn _n_ndrange = NULL
 cdef wait_fn _n_wait = NULL
 cdef handle_fn _n_retain_event = NULL
@@ -30,7 +35,6 @@ cdef handle_fn _n_release_event = NULL
 cdef handle_fn _n_flush = NULL
 cdef handle_fn _n_finish = NULL
 cdef setarg_fn _n_setarg = NULL
-cdef int32_t _defer = 0
 cdef object _prime_ndrange = None
 
 DEF I_NDRANGE = 0
@@ -69,13 +73,13 @@ cdef int32_t e_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     cdef int32_t status
     if _n_ndrange != NULL:
         status = _n_ndrange(queue, kernel, work_dim, offset, global_size, local_size, n_events, events, event)
-        if status != _defer:
+        if status != PYPLAT_DEFER:
             return status
         # not answered: maybe only because the plan or the queue holds no references yet
         if _primed(queue, kernel, work_dim, offset, global_size, local_size, event):
             status = _n_ndrange(queue, kernel, work_dim, offset, global_size, local_size, n_events, events,
                                 event)
-            if status != _defer:
+            if status != PYPLAT_DEFER:
                 return status
     return _status(I_NDRANGE, (queue, kernel, work_dim, offset, global_size, local_size, n_events,
                                events, event))
@@ -94,7 +98,7 @@ cdef int32_t e_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     cdef int32_t status
     if _n_setarg != NULL:
         status = _n_setarg(kernel, index, size, value)
-        if status != _defer:
+        if status != PYPLAT_DEFER:
             return status
     return _status(I_SETARG, (kernel, index, size, value))
 
@@ -109,7 +113,7 @@ cdef int32_t _on_handle(handle_fn native, bint waits, int index, size_t handle) 
                 status = native(handle)
         else:
             status = native(handle)
-        if status != _defer:
+        if status != PYPLAT_DEFER:
             return status
     return _status(index, (handle,))
 
@@ -127,7 +131,7 @@ cdef int32_t e_wait(uint32_t n, size_t events) noexcept with gil:
     if _n_wait != NULL:
         with nogil:                      # it waits, and commands may need the GIL to finish
             status = _n_wait(n, events)
-        if status != _defer:
+        if status != PYPLAT_DEFER:
             return status
     return _status(I_WAIT, (n, events))
 
@@ -176,11 +180,11 @@ def configure(implementations, clerror, report):
             if _impl[NAMES.index(name)] is not None}
 
 
-def use_fast_path(addresses, defer, prime_ndrange):
-    """Try the runtime's native entries first: {name: address} from _sched.configure_fast_path,
-    the value they return when they did not answer, and prime_ndrange(queue, kernel, wants_event)
-    -> whether it prepared something that may let the native launch answer now."""
-    global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _defer, _prime_ndrange
+def use_fast_path(addresses, prime_ndrange):
+    """Try the native entries first: {name: address} from _native.configure_fast_path, and
+    prime_ndrange(queue, kernel, wants_event) -> whether it prepared something that may let the
+    native launch answer now."""
+    global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _prime_ndrange
     global _n_setarg
     _n_ndrange = <ndrange_fn><size_t>addresses["clEnqueueNDRangeKernel"]
     _n_setarg = <setarg_fn><size_t>addresses["clSetKernelArg"]
@@ -189,7 +193,7 @@ def use_fast_path(addresses, defer, prime_ndrange):
     _n_flush = <handle_fn><size_t>addresses["clFlush"]
     _n_finish = <handle_fn><size_t>addresses["clFinish"]
     _n_wait = <wait_fn><size_t>addresses["clWaitForEvents"]
-    _defer, _prime_ndrange = defer, prime_ndrange
+    _prime_ndrange = prime_ndrange
 
 
 # The argument kinds (pyplat/api/_entry_points.py) each C entry above is written for: an entry is

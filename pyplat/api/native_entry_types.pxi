@@ -1,6 +1,6 @@
-# Signatures of the runtime's native entries (sched/fast_path.pxi, n_*): C functions with the
-# OpenCL signature that need no GIL and return DEFER when they do not answer. Included by
-# _sched.pyx, which defines them, and _entries.pyx, which calls them first.
+# Signatures of the native entries (_native.pyx, n_*): C functions with the OpenCL signature that
+# need no GIL and return PYPLAT_DEFER when they do not answer. Included by _native.pyx, which
+# defines them, and _entries.pyx, which calls them first.
 ctypedef int32_t (*ndrange_fn)(size_t, size_t, uint32_t, size_t, size_t, size_t, uint32_t, size_t,
                                size_t) noexcept nogil
 ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
