@@ -38,16 +38,16 @@ def cython_structs(text):
         m = re.match(r"(\s*)(?:cdef|ctypedef)\s+(?:packed\s+)?struct\s+WorkGroupContext\s*:", line)
         if not m:
             continue
-        indent, fields = len(m.group(1)), []
+        indent, decls = len(m.group(1)), []
         for body in lines[i + 1:]:
             code = body.split("#", 1)[0].rstrip()
             if not code.strip():
                 continue
             if len(code) - len(code.lstrip()) <= indent:
                 break
-            fields.append(_field(code.strip()))
-        if [f[1] for f in fields] != ["pass"]:      # `pass`: an extern declaration; its header is read
-            out.append(fields)
+            decls.append(code.strip())
+        if decls != ["pass"]:          # `pass`: an extern declaration; the C header is read instead
+            out.append([_field(d) for d in decls])
     return out
 
 
@@ -140,6 +140,7 @@ typedef struct {
 def test_parsers_read_both_forms():
     assert cython_structs(GOOD_CYTHON) == [expected_fields()]
     assert c_structs(GOOD_C) == [expected_fields()]
+    assert cython_structs('cdef extern from "wg.h":\n    ctypedef struct WorkGroupContext:\n        pass\n') == []
 
 
 @pytest.mark.parametrize("change", [
