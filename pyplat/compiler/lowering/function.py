@@ -80,11 +80,13 @@ class FuncGen(Statements, Expressions, Operators, Conversions):
         self.b.call(f, [dst, I8(0), I64(size), I1(0)])
 
     def wi_slot(self, i):
+        """i64 slot i of the work-item state: abi.CTX_* + d (the context's fields), abi.WI_LOCAL_ID + d."""
         b = self.b
         p = b.gep(self.wi, [I32(0), I32(0), I64(i)], inbounds=True, source_etype=WI_TYPE)
         return b.load(p, typ=I64, align=8)
 
     def local_mem(self):
+        """The work-group's local memory (kernel-scope __local variables live at fixed offsets)."""
         b = self.b
         p = b.gep(self.wi, [I32(0), I32(1)], inbounds=True, source_etype=WI_TYPE)
         return b.load(p, typ=PTR, align=8)
