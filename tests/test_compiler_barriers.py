@@ -1,4 +1,4 @@
-"""barrier() / work_group_barrier(): loop fission into parallel regions (pyplat/compiler/barriers.py)."""
+"""barrier() / work_group_barrier(): loop fission into parallel regions (pyplat/compiler/lowering/barriers.py)."""
 import numpy as np
 import pytest
 

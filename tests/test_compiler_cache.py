@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pyplat.compiler as C
-from pyplat.compiler import build, cache
+from pyplat.compiler import build, driver, objects
 from test_compiler import run
 
 
@@ -38,7 +38,7 @@ def test_cached_build_skips_libclang_and_is_fast(cachedir, monkeypatch):
 
     def no_clang():
         raise AssertionError("libclang called on a cache hit")
-    monkeypatch.setattr(C, "_get_index", no_clang)
+    monkeypatch.setattr(driver, "_get_index", no_clang)
     best = 1.0
     for _ in range(3):
         t = time.perf_counter()
@@ -75,7 +75,7 @@ def test_changed_pyplat_header_is_a_miss(cachedir, tmp_path, monkeypatch):
     shutil.copy(C.HEADER, h)
     with open(h, "a") as f:
         f.write("\n#define PYPLAT_EXTRA 1\n")
-    monkeypatch.setattr(C, "HEADER", str(h))
+    monkeypatch.setattr(driver, "HEADER", str(h))
     r = build(src, "-DVAL=1")
     assert r.ok and not r.timings.get("cached")
 
@@ -88,8 +88,8 @@ def test_corrupt_or_foreign_entries_are_misses(cachedir):
     r = build(src, "-DVAL=2")
     assert r.ok and not r.timings.get("cached") and list(_value(r)) == [2] * 4
     data = entry.read_bytes()
-    assert cache.unpack(data) is not None
-    assert cache.unpack(data.replace(b"cpu=", b"cpu=x", 1)) is None     # other machine/compiler
+    assert objects.unpack_package(data) is not None
+    assert objects.unpack_package(data.replace(b"cpu=", b"cpu=x", 1)) is None     # other machine/compiler
     assert C.load_package(b"garbage") is None
 
 
@@ -106,7 +106,7 @@ def test_cache_off_and_unwritable(tmp_path, monkeypatch):
 def test_package_round_trip_runs_without_compiling(monkeypatch):
     r = build(_src(body="o[get_global_id(0)] = get_global_id(0) * 7;"), use_cache=False)
     data = r.package
-    monkeypatch.setattr(C, "_get_index", lambda: (_ for _ in ()).throw(AssertionError("compiled")))
+    monkeypatch.setattr(driver, "_get_index", lambda: (_ for _ in ()).throw(AssertionError("compiled")))
     r2 = C.load_package(data)
     assert list(_value(r2)) == [0, 7, 14, 21]
     assert r2.package == data

@@ -8,6 +8,7 @@ import pytest
 
 from pyplat import cl
 import pyplat.compiler as C
+from pyplat.compiler import driver
 from capi import CL, addr, err
 from test_programs_kernels import env, create_program, create_kernel, build_status  # noqa: F401
 
@@ -44,8 +45,8 @@ def test_binary_loads_without_compiling(env, monkeypatch):
 
     def no_compile(*a, **k):
         raise AssertionError("compiled although the binary carries object code")
-    monkeypatch.setattr(C, "_get_index", no_compile)
-    monkeypatch.setattr(C, "_build", no_compile)
+    monkeypatch.setattr(driver, "_get_index", no_compile)
+    monkeypatch.setattr(driver, "_build", no_compile)
     again = _from_binary(ctx, dev, data)
     assert CL.clBuildProgram(again, 0, 0, 0, 0, 0) == 0
     assert build_status(again, dev) == cl.CL_BUILD_SUCCESS

@@ -1,6 +1,6 @@
 """Barrier kernels: group-level variables with pure initialisers (work-item ids, unmodified
 parameters) are recomputed in each parallel region instead of living in per-work-item arrays
-(pyplat/compiler/barriers.py, _rematerialisable)."""
+(pyplat/compiler/lowering/barriers.py, _rematerialisable)."""
 import numpy as np
 
 from pyplat.compiler import build

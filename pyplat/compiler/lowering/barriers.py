@@ -21,194 +21,18 @@ The kernel body is split at barriers, structurally, on our typed tree:
 Per-work-item storage is `local_size * frame` bytes: on the stack up to STACK_LIMIT, else malloc.
 Kernels without barrier() never come here (plain loop nest, unchanged).
 """
-from llvmlite import ir
-
-from . import types as T
-from .tree import CompileError, Node, Var
-from .codegen import FuncGen, Builder, LV, WI_TYPE, WI_SLOTS, WI_LID, PTR, VOIDT, I1, I8, I32, I64
+from .. import types as T
+from ..tree import CompileError, Node, Var
+from .barrier_tree import has_barrier, walk
+from .function import FuncGen
+from .irbuild import Builder, LV, PTR, VOIDT, I1, I8, I64
+from . import workgroup
 
 STACK_LIMIT = 256 * 1024
 # builtins without side effects whose value depends on their arguments and the work-item only
 _PURE_BUILTINS = {"get_global_size", "get_local_size", "get_enqueued_local_size", "get_num_groups",
                   "get_global_offset", "get_group_id", "get_local_id", "get_global_id", "get_work_dim",
                   "min", "max", "mul24", "mad24", "clamp"}
-
-
-def has_barrier(n, memo):
-    r = memo.get(id(n))
-    if r is None:
-        if n.op == "barrier":
-            r = True
-        elif n.op in ("expr", "decl", "return", "break", "continue", "nop", "goto"):
-            r = False
-        else:
-            r = any(k is not None and has_barrier(k, memo) for k in n.kids
-                    if k is not None and k.op in _STMT_OPS)
-        memo[id(n)] = r
-    return r
-
-
-_STMT_OPS = {"block", "decl", "expr", "if", "for", "while", "do", "break", "continue", "return", "nop",
-             "barrier", "switch", "case", "default", "label", "goto"}
-
-
-def _walk(n, fn):
-    stack = [n]
-    while stack:
-        x = stack.pop()
-        if x is None or not hasattr(x, "op"):
-            continue
-        fn(x)
-        stack.extend(k for k in x.kids if k is not None)
-
-
-# ---------------------------------------------------------------------- helpers with barriers
-def func_has_barrier(f, memo):
-    """Whether calling `f` may execute barrier(): its body has one, or a function it calls does."""
-    key = ("func", id(f))
-    r = memo.get(key)
-    if r is None:
-        memo[key] = False              # recursion is rejected by the front end; be safe anyway
-        r = False
-        if f.body is not None:
-            r = has_barrier(f.body, memo)
-            if not r:
-                found = []
-                _walk(f.body, lambda x: found.append(x.val) if x.op == "call" else None)
-                r = any(func_has_barrier(g, memo) for g in found)
-        memo[key] = r
-    return r
-
-
-def uses_goto(n):
-    found = []
-    _walk(n, lambda x: found.append(x) if x.op in ("goto", "label") else None)
-    return bool(found)
-
-
-def inline_barrier_functions(k):
-    """Inline (on the typed tree) every call of a function that executes barrier() into kernel
-    `k`, so the loop fission below sees the barriers. Calls are hoisted out of their statement
-    (arguments first, into fresh variables of the parameter types); a value-returning helper
-    must return at its end only."""
-    memo = {}
-    calls = []
-    _walk(k.body, lambda x: calls.append(x.val) if x.op == "call" else None)
-    if not any(func_has_barrier(f, memo) for f in calls):
-        return
-    k.body = _Inliner(memo).stmt(k.body)
-
-
-class _Inliner:
-    def __init__(self, memo):
-        self.memo = memo
-
-    def is_bcall(self, n):
-        return n.op == "call" and func_has_barrier(n.val, self.memo)
-
-    def contains_bcall(self, n):
-        found = []
-        _walk(n, lambda x: found.append(x) if self.is_bcall(x) else None)
-        return found
-
-    def stmt(self, n):
-        if n is None:
-            return None
-        op = n.op
-        if op in ("expr", "decl", "return"):
-            if not n.kids or not self.contains_bcall(n.kids[0]):
-                return n
-            pre = []
-            e = n.kids[0]
-            if op == "expr" and self.is_bcall(e):
-                self.inline(e, pre, want_value=False)
-                return Node("block", kids=pre, cur=n.cur)
-            e = self.hoist(e, pre)
-            pre.append(Node(op, n.type, [e], n.lv, n.cur, n.val))
-            return Node("block", kids=pre, cur=n.cur)
-        kids = []
-        for x in n.kids:
-            if x is None or x.op in _STMT_OPS:
-                kids.append(self.stmt(x))
-            else:
-                bad = self.contains_bcall(x)
-                if bad:
-                    raise CompileError("call of function '%s' (which uses barrier()) in a condition or "
-                                       "loop increment is not supported" % bad[0].val.name, x.cur)
-                kids.append(x)
-        return Node(op, n.type, kids, n.lv, n.cur, n.val)
-
-    def hoist(self, e, pre):
-        """e with its barrier-function calls replaced by their results (inlined into `pre`)."""
-        if e is None or not self.contains_bcall(e):
-            return e
-        if e.op in ("land", "lor", "cond", "comma"):
-            raise CompileError("call of function '%s' (which uses barrier()) inside a conditionally "
-                               "evaluated expression is not supported" % self.contains_bcall(e)[0].val.name,
-                               e.cur)
-        kids = [self.hoist(x, pre) if isinstance(x, Node) else x for x in e.kids]
-        n = Node(e.op, e.type, kids, e.lv, e.cur, e.val)
-        if self.is_bcall(n):
-            return self.inline(n, pre, want_value=True)
-        return n
-
-    def inline(self, call, pre, want_value):
-        f = call.val
-        args = [self.hoist(a, pre) for a in call.kids]
-        mapping = {}
-        for p, a in zip(f.params, args):
-            v = Var(p.name, p.type, "private", p.cur)
-            mapping[p] = v
-            init = a if (a.type == p.type or p.type.is_struct) else Node("conv", p.type, [a], cur=a.cur)
-            pre.append(Node("decl", kids=[init], val=v, cur=call.cur))
-        rv = None
-        if want_value and not f.ret.is_void:
-            rv = Var("ret." + f.name, f.ret, "private", f.cur)
-            pre.append(Node("decl", kids=[], val=rv, cur=call.cur))
-        elif want_value:
-            raise CompileError("the void function '%s' (which uses barrier()) is used as a value" % f.name,
-                               call.cur)
-        body = self.copy(f.body, mapping)
-        stmts = list(body.kids) if body.op == "block" else [body]
-        tail = stmts[-1] if stmts else None
-        if tail is not None and tail.op == "return":
-            stmts.pop()
-            if tail.kids:
-                e = tail.kids[0]
-                if rv is not None:
-                    if e.type != f.ret and not f.ret.is_struct:
-                        e = Node("conv", f.ret, [e], cur=e.cur)
-                    stmts.append(Node("expr", kids=[Node("assign", f.ret, [self.var(rv), e], cur=tail.cur)],
-                                      cur=tail.cur))
-                else:
-                    stmts.append(Node("expr", kids=[e], cur=tail.cur))
-        early = []
-        for x in stmts:
-            _walk(x, lambda y: early.append(y) if y.op == "return" else None)
-        if early:
-            raise CompileError("function '%s' uses barrier() and returns before its end: not supported"
-                               % f.name, early[0].cur)
-        pre.append(self.stmt(Node("block", kids=stmts, cur=body.cur)))
-        if rv is None:
-            return None
-        return Node("load", f.ret, [self.var(rv)], cur=call.cur)
-
-    @staticmethod
-    def var(v):
-        return Node("var", v.type, lv=True, val=v)
-
-    def copy(self, n, mapping):
-        if not isinstance(n, Node):
-            return n
-        val = n.val
-        if n.op == "decl" and isinstance(val, Var) and val.storage == "private":
-            nv = Var(val.name, val.type, "private", val.cur)
-            mapping[val] = nv
-            val = nv
-        kids = [self.copy(x, mapping) for x in n.kids]
-        if n.op == "var":
-            val = mapping.get(val, val)
-        return Node(n.op, n.type, kids, n.lv, n.cur, val)
 
 
 class _WGLoop:
@@ -228,8 +52,7 @@ class BarrierKernelGen(FuncGen):
         self.loops = []
         self.vars = {}
         self.name = name
-        self.fn = ir.Function(mg.module, ir.FunctionType(VOIDT, [PTR, PTR]), name=name)
-        self.fn.attributes.add("nounwind")
+        self.fn = workgroup.declare(mg.module, name)
         self.sret = None
         self.region_next = None
         self.lin = None
@@ -296,7 +119,7 @@ class BarrierKernelGen(FuncGen):
                     written.add(x.val)
             elif n.op == "decay" and n.kids[0].op == "var" and n.kids[0].val.storage == "param":
                 written.add(n.kids[0].val)
-        _walk(k.body, visit)
+        walk(k.body, visit)
         for p in k.params:
             if p in written:
                 pw.append(p)
@@ -321,7 +144,7 @@ class BarrierKernelGen(FuncGen):
                     written.add(x.val)
             elif n.op == "decl" and isinstance(n.val, Var):
                 inits[n.val] = n.kids[0] if len(n.kids) == 1 else None
-        _walk(self.f.body, visit)
+        walk(self.f.body, visit)
         remat = {}
 
         def pure(e):
@@ -359,34 +182,17 @@ class BarrierKernelGen(FuncGen):
         k, fn = self.f, self.fn
         pw = self._analyse()
         args_p, ctx = fn.args
-        ctx.add_attribute("noalias")
         entry = fn.append_basic_block("entry")
         self.entry = entry
         self.abuild = Builder(entry)
         setup = fn.append_basic_block("setup")
         b = self.b = Builder(setup)
-        wi = self.wi = self.abuild.alloca(WI_TYPE, name="wi")
-        self.slots_t = ir.ArrayType(I64, WI_SLOTS)
-        slots = self.slots = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
-        reqd = tuple(k.reqd) if k.reqd and all(k.reqd) else None
-        for i in range(16):
-            if reqd and 4 <= i < 7:
-                v = I64(reqd[i - 4])          # reqd_work_group_size: constant loop bounds
-            else:
-                v = b.load(b.gep(ctx, [I64(i)], inbounds=True, source_etype=I64), typ=I64, align=8)
-            b.store(v, b.gep(slots, [I64(0), I64(i)], inbounds=True, source_etype=self.slots_t))
-        lm = b.load(b.gep(ctx, [I64(16)], inbounds=True, source_etype=I64), typ=PTR, align=8)
-        b.store(lm, b.gep(wi, [I32(0), I32(1)], inbounds=True, source_etype=WI_TYPE))
-        if reqd:
-            self.lx, self.ly, self.lz = (I64(x) for x in reqd)
-        else:
-            self.lx, self.ly, self.lz = (b.load(b.gep(ctx, [I64(4 + d)], inbounds=True, source_etype=I64),
-                                                typ=I64, align=8) for d in range(3))
+        reqd = workgroup.required_size(k)
+        self.wi, self.slots = workgroup.work_item_state(self.abuild, b, ctx, reqd)
+        self.sizes = workgroup.local_sizes(b, ctx, reqd)
+        self.lx, self.ly, self.lz = self.sizes
+        exit_bb = workgroup.skip_empty_group(b, fn, self.sizes)
         nwi = b.mul(b.mul(self.lx, self.ly), self.lz)
-        exit_bb = fn.append_basic_block("exit")
-        start_bb = fn.append_basic_block("start")
-        b.cbranch(b.icmp_unsigned("==", nwi, I64(0)), exit_bb, start_bb)
-        b.position_at_end(start_bb)
 
         # rematerialised variables: a register, recomputed at the start of each region
         self.remat_live = []
@@ -429,14 +235,8 @@ class BarrierKernelGen(FuncGen):
         # parameters: uniform ones in one slot, modified ones per work-item
         self.param_vals = {}
         for i, p in enumerate(k.params):
-            slot = b.load(b.gep(args_p, [I64(i)], inbounds=True, source_etype=PTR), typ=PTR, align=8)
             t = p.type
-            if t.is_struct:
-                val = slot
-            elif t.is_pointer:
-                val = b.load(slot, typ=PTR, align=8)
-            else:
-                val = b.load(slot, typ=t.llvm(), align=t.elem.size if t.is_vector else t.align)
+            val = workgroup.argument(b, args_p, i, t)
             if p in self.pw:
                 self.param_vals[p] = val
             else:
@@ -473,19 +273,15 @@ class BarrierKernelGen(FuncGen):
     # ------------------------------------------------------------------ regions
     def region(self, body_fn):
         """Emit a loop over all work-items of the group running body_fn's code for each."""
-        b, fn = self.b, self.fn
         self.mg.regions += 1
-        headers = []
-        for d, lim in ((2, self.lz), (1, self.ly), (0, self.lx)):
-            hdr = fn.append_basic_block("r.loop%d" % d)
-            prev = b.block
-            b.branch(hdr)
-            b.position_at_end(hdr)
-            phi = b.phi(I64, name="lid%d" % d)
-            phi.add_incoming(I64(0), prev)
-            b.store(phi, b.gep(self.slots, [I64(0), I64(WI_LID + d)], inbounds=True, source_etype=self.slots_t))
-            headers.append((hdr, phi, lim))
-        z, y, x = (h[1] for h in headers)
+        workgroup.loop_nest(self.b, self.fn, self.slots, self.sizes,
+                            lambda z, y, x: self.region_body(z, y, x, body_fn), "r.")
+        self.lin = None
+
+    def region_body(self, z, y, x, body_fn):
+        """One work-item's code in a region: skipped once it returned; `return` and group-level
+        break/continue jump to the region's next work-item (region_next)."""
+        b, fn = self.b, self.fn
         self.lin = b.add(b.mul(b.add(b.mul(z, self.ly), y), self.lx), x)
         nxt_bb = fn.append_basic_block("r.next")
         saved = self.region_next
@@ -502,14 +298,6 @@ class BarrierKernelGen(FuncGen):
             b.branch(nxt_bb)
         b.position_at_end(nxt_bb)
         self.region_next = saved
-        for idx in range(len(headers) - 1, -1, -1):
-            hdr, phi, lim = headers[idx]
-            n = b.add(phi, I64(1))
-            phi.add_incoming(n, b.block)
-            after = fn.append_basic_block("r.after")
-            b.cbranch(b.icmp_unsigned("<", n, lim), hdr, after)
-            b.position_at_end(after)
-        self.lin = None
 
     def group_flag(self, name):
         a = self.abuild.alloca(I1, name=name)
@@ -592,7 +380,7 @@ class BarrierKernelGen(FuncGen):
                 self.wg_stmt(stmt)
                 self.loops.pop()
             self.emit_loop(n, "wg", lambda init: self.run_region([init]), self.uniform, body,
-                           lambda inc: self.run_region([Node_expr(inc)]))
+                           lambda inc: self.run_region([Node("expr", kids=[inc], cur=inc.cur)]))
             return
         raise CompileError("barrier() inside this statement is not supported yet", n.cur)
 
@@ -641,8 +429,3 @@ class BarrierKernelGen(FuncGen):
         if op == "barrier":
             self.err("barrier() inside this statement is not supported yet", n)
         FuncGen.stmt(self, n)
-
-
-def Node_expr(e):
-    from .tree import Node
-    return Node("expr", kids=[e], cur=e.cur)

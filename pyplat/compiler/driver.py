@@ -1,0 +1,258 @@
+"""The build driver: OpenCL C source -> libclang -> typed tree -> LLVM IR -> native code.
+
+build() compiles a program (clBuildProgram; served from the cache when it can be),
+compile_object() one translation unit into a compiled object (clCompileProgram; linker.py links
+objects). Both never raise for bad user code: the log says what is wrong. native_object() is the
+one place a program's complete LLVM module is optimised and turned into object code.
+"""
+import os
+import time
+
+import clang.cindex as ci
+
+from . import cache, jit
+from . import clangapi as _capi  # noqa: F401  (configures libclang)
+from . import options as _options
+from .frontend import Frontend
+from .lowering.barrier_tree import func_has_barrier
+from .lowering.module import ModuleGen
+from .metadata import kernel_meta
+from .objects import from_package_parts, pack_object
+from .results import BuildResult, ObjectResult, debugging, describe
+from .tree import CompileError
+
+HEADER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                      "kernels", "pyplat_opencl.h")
+if not os.path.exists(HEADER):      # installed layout: site-packages/pyplat/kernels
+    HEADER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels",
+                          "pyplat_opencl.h")
+SOURCE_NAME = "<source>"
+HEADER_DIR = "/__pyplat_input_headers__"     # where clCompileProgram's input headers appear
+
+
+class _Sources(dict):
+    """File name -> text; files other than the program source are read on demand."""
+
+    def __missing__(self, name):
+        try:
+            with open(name, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except (OSError, TypeError):
+            text = None
+        self[name] = text
+        return text
+
+
+_index = None
+
+
+def _get_index():
+    global _index
+    if _index is None:
+        _index = ci.Index.create()
+    return _index
+
+
+_SEV = {2: "warning", 3: "error", 4: "fatal error"}
+
+
+def _diag_lines(tu):
+    lines, errors = [], False
+    for d in tu.diagnostics:
+        if d.severity < 2:
+            continue
+        errors |= d.severity >= 3
+        loc = d.location
+        fname = loc.file.name if loc.file else SOURCE_NAME
+        lines.append("%s:%d:%d: %s: %s" % (fname, loc.line, loc.column, _SEV.get(d.severity, "error"),
+                                           d.spelling))
+    return lines, errors
+
+
+def _error_line(e):
+    c = e.cur
+    fname, line, col = SOURCE_NAME, 0, 0
+    if c is not None:
+        try:
+            loc = c.location
+            fname = loc.file.name if loc.file else SOURCE_NAME
+            line, col = loc.line, loc.column
+        except Exception:
+            pass
+    return "%s:%d:%d: error: %s" % (fname, line, col, e.msg)
+
+
+def _internal_error(e):
+    return "%s:0:0: error: internal compiler error: %s\n" % (SOURCE_NAME, describe(e))
+
+
+def build(source, options="", *, use_cache=True):
+    """Compile an OpenCL C program; never raises for bad user code. Served from the on-disk
+    cache (cache.py) when an entry for the same source, options and environment exists."""
+    t0 = time.perf_counter()
+    try:
+        opts = _options.parse(options)
+    except _options.InvalidOption as e:
+        return BuildResult(False, "error: %s\n" % e, invalid_options=True)
+    k = None
+    try:
+        k = cache.key(source, options or "", HEADER) if use_cache else None
+        hit = cache.load(k) if k else None
+        if hit is not None:
+            r = from_package_parts(*hit)
+            r.timings = {"cached": True, "total": time.perf_counter() - t0}
+            r.cache_key = k
+            return r
+    except Exception:              # a broken cache entry is only a miss
+        if debugging():
+            raise
+    try:
+        r = _build(source, opts, t0)
+        if r.ok and k is not None:
+            cache.store(k, r.package)
+            r.cache_key = k
+        return r
+    except CompileError as e:
+        return BuildResult(False, _error_line(e) + "\n")
+    except Exception as e:  # an internal compiler bug: report it, no traceback
+        if debugging():
+            raise
+        return BuildResult(False, _internal_error(e))
+
+
+def _build(source, opts, t0):
+    parsed = _compile_unit(source, opts, t0)
+    if isinstance(parsed, BuildResult):
+        return parsed
+    ir_text, meta, tu_info = parsed
+    t_gen = time.perf_counter()
+    obj = native_object(ir_text, opts.opt_level, meta["regions"])
+    t_jit = time.perf_counter()
+    pmeta = {"log": meta["log"], "kernels": meta["kernels"],
+             "includes": cache.include_hashes(tu_info["includes"] + [HEADER])}
+    r = from_package_parts(pmeta, obj)       # (also packs it: r.package)
+    r.timings = dict(tu_info["timings"], llvm=t_jit - t_gen, total=time.perf_counter() - t0)
+    r.llvm_ir = ir_text
+    return r
+
+
+def native_object(ir_text, opt_level, regions):
+    """Object code of a program's LLVM module. The module is complete here (every unit compiled,
+    linked by linker.py when there were several) and not yet optimised: build() and link() both
+    come through this function, and nothing else optimises a program."""
+    # many parallel regions (barrier-heavy kernels such as scans): unrolling and vectorising the
+    # loops of every region costs far more compile time than it gains (pyopencl's scan: 1.8 s ->
+    # 1.1 s to build, runs as fast); with few regions it matters (a 16x16 local-tile matmul runs
+    # 3.7x faster with its k loop unrolled: the work-item loop then vectorises)
+    few = regions <= 12
+    return jit.compile_object(ir_text, opt_level, unroll=few, vectorize=few)
+
+
+def compile_object(source, options="", headers=None):
+    """clCompileProgram: one translation unit -> ObjectResult (kind "object"). headers:
+    [(include name, text)] visible to #include under those names. Never raises for bad code."""
+    t0 = time.perf_counter()
+    try:
+        opts = _options.parse(options)
+    except _options.InvalidOption as e:
+        return ObjectResult(False, "error: %s\n" % e, invalid_options=True)
+    try:
+        parsed = _compile_unit(source, opts, t0, headers=headers, for_link=True)
+        if isinstance(parsed, BuildResult):
+            return ObjectResult(False, parsed.log)
+        ir_text, meta, _ = parsed
+        meta["kind"] = "object"
+        return ObjectResult(True, meta["log"], pack_object(meta, ir_text))
+    except CompileError as e:
+        return ObjectResult(False, _error_line(e) + "\n")
+    except Exception as e:
+        if debugging():
+            raise
+        return ObjectResult(False, _internal_error(e))
+
+
+def _compile_unit(source, opts, t0, headers=None, for_link=False):
+    """Parse and lower one translation unit: (LLVM IR text, meta, info) or a failed
+    BuildResult. for_link: a compiled object; functions of the source with external linkage
+    are emitted (callable from other units) and calls of functions only declared here stay
+    external declarations, resolved by link()."""
+    args = ["-x", "cl", "-cl-no-stdinc", "-Xclang", "-fdeclare-opencl-builtins",
+            "-Xclang", "-cl-ext=+all", "-include", HEADER] + opts.clang_args()
+    unsaved = [(SOURCE_NAME, source)]
+    sources = _Sources()
+    sources[SOURCE_NAME] = source
+    if headers:
+        args.append("-I" + HEADER_DIR)
+        for name, text in headers:
+            path = HEADER_DIR + "/" + name.lstrip("/")
+            unsaved.append((path, text))
+            sources[path] = text
+    tu = _get_index().parse(SOURCE_NAME, args=args, unsaved_files=unsaved, options=0)
+    t_parse = time.perf_counter()
+    lines, errors = _diag_lines(tu)
+    if errors:
+        return BuildResult(False, "\n".join(lines) + "\n")
+    log_prefix = ("\n".join(lines) + "\n") if lines else ""
+
+    fe = Frontend(tu, sources)
+    fe.header = HEADER
+    kernels = fe.run()
+    exported, unavailable = [], {}
+    if for_link:
+        kernel_names = {k.name for k in kernels}
+        memo = {}
+        for c in fe.exported_functions():
+            if c.spelling in kernel_names or fe.is_kernel(c):
+                continue
+            try:
+                f = fe.function(c, False)
+                if func_has_barrier(f, memo):
+                    raise CompileError("function '%s' uses barrier(): it can only be called from kernels "
+                                       "of its own compilation unit" % f.name, c)
+            except CompileError as e:
+                unavailable[c.spelling] = _error_line(e)
+                continue
+            exported.append((f, c))
+        fe.resolve_swizzles()
+    else:
+        for f in fe.externs.values():
+            raise CompileError("function '%s' is declared but not defined (compile with "
+                               "clCompileProgram and link the unit that defines it)" % f.name, f.cur)
+    t_front = time.perf_counter()
+
+    for k in kernels:
+        off = 0
+        for v in k.local_vars:
+            a = max(v.type.align, 1)
+            off = (off + a - 1) // a * a
+            v.index = off
+            off += v.type.size
+    triple, layout = jit.target_info()
+    mg = ModuleGen(opts, triple, layout)
+    for f, c in exported:
+        mg.linkage[f] = "linkonce_odr" if _is_inline(c) else "external"
+    names = mg.generate(kernels, [f for f, _ in exported])
+    ir_text = str(mg.module)
+    t_gen = time.perf_counter()
+    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names), "regions": mg.regions,
+            "unavailable": unavailable, "opt_level": opts.opt_level}
+    if for_link:        # signatures, so that link() can refuse a call through a wrong prototype
+        meta["exports"] = {f.name: str(mg.fns[f].function_type) for f, _ in exported if f in mg.fns}
+        meta["imports"] = {f.name: str(mg.fns[f].function_type) for f in fe.externs.values() if f in mg.fns}
+    includes = []
+    for inc in tu.get_includes():
+        f = inc.include
+        if f is not None and f.name and f.name != SOURCE_NAME:
+            includes.append(os.path.abspath(f.name))
+    info = {"includes": includes,
+            "timings": {"parse": t_parse - t0, "frontend": t_front - t_parse, "codegen": t_gen - t_front}}
+    return ir_text, meta, info
+
+
+def _is_inline(c):
+    for t in c.get_tokens():
+        if t.spelling == c.spelling:
+            break
+        if t.spelling in ("inline", "__inline", "__inline__"):
+            return True
+    return False

@@ -1,0 +1,161 @@
+"""clLinkProgram: compiled objects and libraries (objects.py) linked into an executable program
+or a library. The units' LLVM modules are linked with LLVM's linker after checking kernels and
+function signatures across them; an executable then goes the way of every build
+(driver.native_object) and is cached like one."""
+import hashlib
+import re
+import shlex
+import time
+
+import llvmlite.binding as llvm
+
+from . import cache, driver, jit
+from . import options as _options
+from .objects import from_package_parts, pack_object, unpack_object
+from .results import BuildResult, ObjectResult, debugging, describe
+
+LINK_FLAGS = {"-create-library", "-enable-link-options", "-cl-denorms-are-zero", "-cl-no-signed-zeros",
+              "-cl-unsafe-math-optimizations", "-cl-finite-math-only", "-cl-fast-relaxed-math",
+              "-cl-no-subgroup-ifp"}
+
+
+def parse_link_options(text):
+    """The set of link options, or raises InvalidOption (CL_INVALID_LINKER_OPTIONS)."""
+    try:
+        toks = shlex.split(text or "")
+    except ValueError as e:
+        raise _options.InvalidOption("invalid link option: %s" % e)
+    for t in toks:
+        if t not in LINK_FLAGS:
+            raise _options.InvalidOption("invalid link option '%s'" % t)
+    flags = set(toks)
+    if "-enable-link-options" in flags and "-create-library" not in flags:
+        raise _options.InvalidOption("-enable-link-options is only valid with -create-library")
+    return flags
+
+
+def _symbol_name(llvm_name):
+    return llvm_name.split(".", 1)[1] if llvm_name.startswith(("f.", "k.")) else llvm_name
+
+
+def link(objects, options="", use_cache=True):
+    """clLinkProgram: compiled objects / libraries (bytes from compile_object / link) -> a
+    BuildResult (executable) or, with -create-library, an ObjectResult of kind "library".
+    The units' LLVM modules are linked (functions defined in one unit and declared in another
+    resolve), then optimised and compiled as a whole. Never raises for bad input."""
+    t0 = time.perf_counter()
+    try:
+        flags = parse_link_options(options)
+    except _options.InvalidOption as e:
+        return BuildResult(False, "error: %s\n" % e, invalid_options=True)
+    library = "-create-library" in flags
+    parts = []
+    for i, data in enumerate(objects):
+        p = unpack_object(data)
+        if p is None:
+            return BuildResult(False, "error: input %d is not a compiled object or library of this "
+                                      "compiler and machine\n" % i)
+        parts.append(p)
+    k = None
+    if not library and use_cache:
+        h = hashlib.sha256()
+        for data in objects:
+            h.update(hashlib.sha256(data).digest())
+        try:
+            k = cache.key(h.hexdigest(), "link:" + " ".join(sorted(flags)), driver.HEADER)
+            hit = cache.load(k)
+            if hit is not None:
+                r = from_package_parts(*hit)
+                r.timings = {"cached": True, "total": time.perf_counter() - t0}
+                r.cache_key = k
+                return r
+        except Exception:
+            if debugging():
+                raise
+            k = None
+    try:
+        r = _link(parts, library, t0)
+        if not library and r.ok and k is not None:
+            cache.store(k, r.package)
+            r.cache_key = k
+        return r
+    except Exception as e:
+        if debugging():
+            raise
+        cls = ObjectResult if library else BuildResult
+        return cls(False, "error: internal linker error: %s\n" % describe(e))
+
+
+def _link(parts, library, t0):
+    fail = (lambda msg: ObjectResult(False, msg, kind="library")) if library else \
+        (lambda msg: BuildResult(False, msg))
+    kernels, seen = [], {}
+    unavailable = {}
+    log = "".join(m.get("log", "") for m, _ in parts)
+    for i, (meta, _) in enumerate(parts):
+        for kd in meta["kernels"]:
+            if kd["name"] in seen:
+                return fail(log + "error: kernel '%s' is defined in more than one input (inputs %d and %d)\n"
+                            % (kd["name"], seen[kd["name"]], i))
+            seen[kd["name"]] = i
+            kernels.append(kd)
+        unavailable.update(meta.get("unavailable", {}))
+    exports = {}
+    for meta, _ in parts:
+        exports.update(meta.get("exports", {}))
+    for meta, _ in parts:
+        for name, sig in meta.get("imports", {}).items():
+            if name in exports and exports[name] != sig:
+                def show(t):       # without the hidden work-item parameter
+                    return t.replace("(ptr, ", "(", 1).replace("(ptr)", "()", 1)
+                return fail(log + "error: function '%s' is declared with LLVM type '%s' in one "
+                            "program but defined as '%s'\n" % (name, show(sig), show(exports[name])))
+    with jit._lock:
+        jit._init()
+        mod = llvm.parse_assembly(parts[0][1])
+        for meta, ir_text in parts[1:]:
+            other = llvm.parse_assembly(ir_text)
+            try:
+                mod.link_in(other)
+            except RuntimeError as e:
+                msg = str(e).strip()
+                m = re.search(r"'([^']+)'", msg)
+                if m and "multiply defined" in msg:
+                    return fail(log + "error: function '%s' is defined in more than one input\n"
+                                % _symbol_name(m.group(1)))
+                return fail(log + "error: link failed: %s\n" % msg)
+        undefined = [fn.name for fn in mod.functions
+                     if fn.is_declaration and fn.name.startswith(("f.", "k."))]
+        if library:
+            imports = {}
+            for m, _ in parts:
+                imports.update(m.get("imports", {}))
+            meta = {"log": log, "kernels": kernels, "kind": "library", "unavailable": unavailable,
+                    "exports": exports, "imports": {n: s for n, s in imports.items() if n not in exports},
+                    "regions": sum(m.get("regions", 0) for m, _ in parts),
+                    "opt_level": min(m.get("opt_level", 3) for m, _ in parts)}
+            return ObjectResult(True, log, pack_object(meta, str(mod)), kind="library")
+        if undefined:
+            lines = []
+            for name in undefined:
+                sym = _symbol_name(name)
+                if sym in unavailable:
+                    lines.append("error: undefined function '%s': %s" % (sym, unavailable[sym]))
+                else:
+                    lines.append("error: undefined function '%s' (declared and called, but defined in "
+                                 "none of the linked programs)" % sym)
+            return fail(log + "\n".join(lines) + "\n")
+        keep = {kd["symbol"] for kd in kernels}
+        for fn in mod.functions:
+            if not fn.is_declaration and fn.name not in keep:
+                fn.linkage = llvm.Linkage.internal
+        ir_text = str(mod)
+    t_link = time.perf_counter()
+    regions = sum(m.get("regions", 0) for m, _ in parts)
+    opt_level = min(m.get("opt_level", 3) for m, _ in parts)
+    obj = driver.native_object(ir_text, opt_level, regions)
+    pmeta = {"log": log, "kernels": kernels, "includes": []}
+    r = from_package_parts(pmeta, obj)       # (also packs it: r.package)
+    r.timings = {"link": t_link - t0, "llvm": time.perf_counter() - t_link, "total": time.perf_counter() - t0}
+    r.llvm_ir = ir_text
+    return r

@@ -1,0 +1,37 @@
+"""IR building blocks shared by every lowering module: LLVM types, the Builder, lvalues."""
+from llvmlite import ir
+
+from .. import abi
+from .. import types as T
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+PTR = T.PTR_LL
+VOIDT = ir.VoidType()
+
+# The work-item state `wi` (abi.py): the context's i64 slots, the local ids, the local-memory pointer.
+WI_SLOTS = abi.WI_SLOTS
+WI_LID = abi.WI_LOCAL_ID
+WI_SLOTS_TYPE = ir.ArrayType(I64, WI_SLOTS)
+WI_TYPE = ir.LiteralStructType([WI_SLOTS_TYPE, PTR])
+
+
+class Builder(ir.IRBuilder):
+    """IRBuilder whose pointers are all opaque `ptr` (no typed-pointer checks)."""
+
+    def gep(self, ptr, indices, inbounds=False, name="", source_etype=None):
+        r = super().gep(ptr, indices, inbounds=inbounds, name=name, source_etype=source_etype)
+        r.type = PTR
+        return r
+
+    def alloca(self, typ, size=None, name=""):
+        r = super().alloca(typ, size, name)
+        r.type = PTR
+        return r
+
+
+class LV:
+    """An lvalue: kind 'addr' (ptr, type), 'swz' (base LV, indices, type)."""
+    __slots__ = ("kind", "ptr", "type", "base", "idx")
+
+    def __init__(self, kind, ptr=None, type=None, base=None, idx=None):
+        self.kind, self.ptr, self.type, self.base, self.idx = kind, ptr, type, base, idx

@@ -1,0 +1,151 @@
+"""ModuleGen: one LLVM module for a translation unit: intrinsics and C functions, constant
+globals and strings, one LLVM function per OpenCL function used, and generate(), which emits each
+kernel's exported work-group function (workgroup.py without barriers, barriers.py with them).
+
+Each OpenCL function becomes an internal, always-inline LLVM function (`k.<name>` for kernels,
+`f.<name>` for helpers) taking the hidden work-item state first; compiled objects give the
+functions they export another linkage (self.linkage).
+"""
+import struct as _struct
+
+from llvmlite import ir
+
+from ..tree import CompileError
+from . import barrier_tree, workgroup
+from .barriers import BarrierKernelGen
+from .function import FuncGen
+from .irbuild import I8, PTR, VOIDT
+
+
+class ModuleGen:
+    def __init__(self, opts, triple="", data_layout=""):
+        self.module = ir.Module(name="pyplat")
+        self.module.triple = triple
+        self.module.data_layout = data_layout
+        self.opts = opts
+        self.fast = opts.fast_math
+        self.fns = {}
+        self.globals = {}
+        self.intrinsics = {}
+        self.pending = []
+        self.regions = 0               # parallel regions emitted for kernels with barriers
+        self.linkage = {}              # Func -> LLVM linkage when not internal (compiled objects)
+
+    # -------------------------------------------------------------- helpers
+    def intrinsic(self, name, ret, args, var_arg=False):
+        f = self.intrinsics.get(name)
+        if f is None:
+            f = self.module.globals.get(name)
+            if f is None:
+                f = ir.Function(self.module, ir.FunctionType(ret, args, var_arg=var_arg or name == "snprintf"),
+                                name=name)
+            self.intrinsics[name] = f
+        return f
+
+    def global_var(self, v):
+        g = self.globals.get(v)
+        if g is None:
+            t = v.type
+            size = t.size
+            buf = bytearray(size)
+            if v.init is not None:
+                _pack(buf, 0, t, v.init)
+            g = ir.GlobalVariable(self.module, ir.ArrayType(I8, size), name="__const.%s.%d" % (v.name, len(self.globals)))
+            g.initializer = ir.Constant(ir.ArrayType(I8, size), buf)
+            g.global_constant = True
+            g.linkage = "internal"
+            g.align = max(t.align, 1)
+            self.globals[v] = g
+        return g
+
+    def string(self, data):
+        g = self.globals.get(("str", data))
+        if g is None:
+            ty = ir.ArrayType(I8, len(data))
+            g = ir.GlobalVariable(self.module, ty, name="__str.%d" % len(self.globals))
+            g.initializer = ir.Constant(ty, bytearray(data))
+            g.global_constant = True
+            g.linkage = "internal"
+            self.globals[("str", data)] = g
+        return g
+
+    def function(self, f):
+        fn = self.fns.get(f)
+        if fn is None:
+            args = [PTR]
+            if f.ret.is_struct:
+                args.append(PTR)
+            for p in f.params:
+                args.append(PTR if p.type.is_struct else p.type.llvm())
+            ret = VOIDT if (f.ret.is_struct or f.ret.is_void) else f.ret.llvm()
+            fn = ir.Function(self.module, ir.FunctionType(ret, args), name=("k." if f.is_kernel else "f.") + f.name)
+            fn.attributes.add("nounwind")
+            if f.body is None:         # declared only: defined in another compilation unit
+                self.fns[f] = fn
+                return fn
+            fn.linkage = self.linkage.get(f, "internal")
+            fn.attributes.add("alwaysinline")
+            off = 2 if f.ret.is_struct else 1
+            for i, p in enumerate(f.params):
+                if p.restrict and p.type.is_pointer:
+                    fn.args[i + off].add_attribute("noalias")
+            self.fns[f] = fn
+            self.pending.append(f)
+        return fn
+
+    def generate(self, kernels, exported=()):
+        """Emit the kernels' work-group functions and every function they use; `exported`:
+        further functions to emit (compiled objects: callable from other units)."""
+        for f in exported:
+            self.function(f)
+        for k in kernels:
+            barrier_tree.inline_barrier_functions(k)
+        memo = {}
+        with_barriers = [k for k in kernels if barrier_tree.has_barrier(k.body, memo)]
+        for k in with_barriers:
+            if barrier_tree.uses_goto(k.body):
+                raise CompileError("kernel '%s' uses goto together with barrier() (also counted: goto in "
+                                   "barrier-using functions it calls, which are inlined): not supported" % k.name, k.cur)
+        names = {}
+        for k in kernels:
+            if k not in with_barriers:
+                self.function(k)
+        for k in with_barriers:
+            names[k.name] = workgroup.name_of(k)
+            BarrierKernelGen(self, k, names[k.name]).emit()
+        while self.pending:
+            f = self.pending.pop()
+            FuncGen(self, f).emit()
+        for k in kernels:
+            if k not in with_barriers:
+                names[k.name] = self.workgroup_function(k)
+        return names
+
+    def workgroup_function(self, k):
+        return workgroup.plain_workgroup_function(self, k)
+
+
+def _pack(buf, off, t, v):
+    if t.is_scalar:
+        if t.is_float:
+            _struct.pack_into({16: "<e", 32: "<f", 64: "<d"}[t.bits], buf, off, float(v))
+        else:
+            _struct.pack_into("<" + {8: "B", 16: "H", 32: "I", 64: "Q"}[t.bits], buf, off,
+                              int(v) & ((1 << t.bits) - 1))
+    elif t.is_vector:
+        vals = v if isinstance(v, list) else [v] * t.count
+        for i, x in enumerate(vals[:t.count]):
+            _pack(buf, off + i * t.elem.size, t.elem, x)
+    elif t.is_array:
+        vals = v if isinstance(v, list) else [v]
+        for i, x in enumerate(vals[:t.count]):
+            _pack(buf, off + i * t.elem.size, t.elem, x)
+    elif t.is_struct:
+        vals = v if isinstance(v, list) else [v]
+        fields = sorted(t.fields.values(), key=lambda p: p[0])
+        for (foff, ft), x in zip(fields, vals):
+            _pack(buf, off + foff, ft, x)
+    elif t.is_pointer:
+        _struct.pack_into("<Q", buf, off, int(v))
+
+
