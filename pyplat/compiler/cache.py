@@ -12,6 +12,7 @@ import os
 import struct
 import tempfile
 
+from .. import config
 from .environment import environment
 from .objects import unpack_package
 
@@ -50,13 +51,8 @@ def include_hashes(paths):
 
 # ----------------------------------------------------------------------------- the directory
 def cache_dir():
-    d = os.environ.get("PYPLAT_CACHE_DIR")
-    if d is not None:
-        if d.strip().lower() in ("", "off", "0", "none"):
-            return None
-        return d
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "pyplat")
+    """The cache directory, or None when PYPLAT_CACHE_DIR turns the cache off (pyplat/config.py)."""
+    return config.value("PYPLAT_CACHE_DIR")
 
 
 def load(k):

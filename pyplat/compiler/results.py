@@ -1,6 +1,6 @@
 """What the compiler hands back: BuildResult (an executable program), ObjectResult (a compiled
 object or library), and per kernel KernelInfo with its ArgInfo list."""
-import os
+from .. import config
 
 
 class ArgInfo:
@@ -57,7 +57,7 @@ class ObjectResult:
 def debugging():
     """PYPLAT_COMPILER_DEBUG set: internal errors (and broken cache entries) raise with their
     traceback instead of becoming a line of the build log (or a cache miss)."""
-    return bool(os.environ.get("PYPLAT_COMPILER_DEBUG"))
+    return config.value("PYPLAT_COMPILER_DEBUG")
 
 
 def describe(e):
