@@ -15,6 +15,7 @@ import clang.cindex as ci
 from .. import cl
 from . import options as _options
 from . import clangapi as _capi  # noqa: F401  (configures libclang)
+from . import library as _builtin_library
 from .abi import WorkGroupContext, WORK_GROUP_FUNCTION  # noqa: F401
 from .tree import CompileError
 
@@ -164,6 +165,7 @@ def _build(source, opts, t0):
     if isinstance(parsed, BuildResult):
         return parsed
     ir_text, meta, tu_info = parsed
+    ir_text = _builtin_library.link(ir_text, _compile_unit)     # builtins written in OpenCL C
     t_gen = time.perf_counter()
     # many parallel regions (barrier-heavy kernels such as scans): unrolling and vectorising the
     # loops of every region costs far more compile time than it gains (pyopencl's scan: 1.8 s ->
@@ -521,6 +523,8 @@ def _link(parts, library, t0):
                     return fail(log + "error: function '%s' is defined in more than one input\n"
                                 % _symbol_name(m.group(1)))
                 return fail(log + "error: link failed: %s\n" % msg)
+        if not library:
+            _builtin_library.link_module(mod, _compile_unit)    # builtins written in OpenCL C
         undefined = [fn.name for fn in mod.functions
                      if fn.is_declaration and fn.name.startswith(("f.", "k."))]
         if library:

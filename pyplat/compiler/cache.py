@@ -18,6 +18,8 @@ import os
 import struct
 import tempfile
 
+from . import library
+
 MAGIC = b"PYPLAT-OBJ-1\n"
 _env = {}
 
@@ -35,15 +37,18 @@ def _file_sha(path):
 
 
 def compiler_version():
-    """Hash of the compiler's own sources (once per process)."""
+    """Hash of the compiler's own sources, its subpackages' and the builtin library's
+    (kernels/builtins) (once per process)."""
     v = _env.get("compiler")
     if v is None:
         h = hashlib.sha256()
-        d = os.path.dirname(os.path.abspath(__file__))
-        for name in sorted(os.listdir(d)):
-            if name.endswith(".py"):
-                with open(os.path.join(d, name), "rb") as f:
-                    h.update(name.encode() + b"\0" + f.read())
+        top = os.path.dirname(os.path.abspath(__file__))
+        for d, _, files in sorted(os.walk(top)):
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    with open(os.path.join(d, name), "rb") as f:
+                        h.update(os.path.relpath(os.path.join(d, name), top).encode() + b"\0" + f.read())
+        h.update(b"library\0" + library.fingerprint().encode())
         v = _env["compiler"] = h.hexdigest()
     return v
 
