@@ -183,6 +183,7 @@ def test_cl_builtin_is_linked_from_the_library():
     assert re.search(r"define internal <4 x float> @f\.__pyplat_mix_float4\(", r.llvm_ir)
     assert re.search(r"define internal <4 x float> @f\.__pyplat_cross_float4\(", r.llvm_ir)
     assert "__pyplat_mix_" in open(os.path.join(library.LIBRARY_DIR, "common.cl")).read()
+    assert "__pyplat_mix_float2" not in r.llvm_ir     # only the definitions the program calls
     o = _run_mix(r)
     np.testing.assert_array_equal(o[0], np.float32([1, 2, 3, 4]) + (np.float32([5, 7, 11, 13]) - [1, 2, 3, 4]) * 0.25)
     np.testing.assert_array_equal(o[3], [2 * 11 - 3 * 7, 3 * 5 - 1 * 11, 1 * 7 - 2 * 5, 0])

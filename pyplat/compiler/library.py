@@ -2,7 +2,7 @@
 
 A builtin `<name>` of the library is defined per type T as `__pyplat_<name>_<T>` (gentype.h
 says how); the lowering (builtins/from_library.py) calls that definition and this module links
-the definitions into the program's LLVM module before optimisation, where the calls inline
+the definitions a program calls into its LLVM module before optimisation, where the calls inline
 (PoCL's kernel library and libclc work the same way). The library is compiled by our own
 compiler, once per process and code-generation setting (fast-math or not: it sets the
 instructions' flags), when the first program that needs it is built. Its sources are part of the
@@ -33,8 +33,10 @@ _TYPE = r"(?:half|float|double|u?char|u?short|u?int|u?long)(?:2|3|4|8|16)?"
 _DEFINITION = re.compile(r"\b__pyplat_([a-z][a-z0-9_]*?)_(?:##|%s\b)" % _TYPE)
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _DECLARED = re.compile(r"^declare [^\n]*@\"?(%s[\w.]+)" % re.escape(PREFIX), re.M)
+_DEFINED = re.compile(r"@\"?([\w.$-]+)\"?\(")          # the name in a `define` line
+_CALLED = re.compile(r"@\"?(%s[\w.]+)\"?\(" % re.escape(PREFIX))
 
-_compiled = {}                    # (fast, fingerprint) -> LLVM IR text of the library
+_compiled = {}                    # (fast, fingerprint) -> _Library
 
 
 def source_files():
@@ -75,19 +77,56 @@ def symbol(name, t, fast):
     return PREFIX + name + "_" + t.name + (FAST if fast else "")
 
 
-def _library_ir(fast, compile_unit):
-    """The library compiled for one code-generation setting (LLVM IR text); call under jit._lock."""
+class _Library:
+    """The library compiled for one code-generation setting, as LLVM IR text in pieces, so that
+    a program links only the definitions it calls (the optimiser then has nothing else to do)."""
+
+    def __init__(self, text, fast):
+        mod = llvm.parse_assembly(text)
+        if fast:
+            for fn in mod.functions:
+                if fn.name.startswith(PREFIX):
+                    fn.name = fn.name + FAST
+        self.head, self.tail, self.definitions = [], [], {}
+        lines = iter(str(mod).splitlines())
+        for line in lines:
+            if line.startswith("define "):
+                body = [line]
+                while not body[-1].startswith("}"):
+                    body.append(next(lines))
+                self.definitions[_DEFINED.search(line).group(1)] = "\n".join(body)
+            elif line.startswith(("target ", "declare ")):
+                self.head.append(line)
+            elif line.startswith(("attributes ", "!")):
+                self.tail.append(line)
+
+    def module(self, names):
+        """The definitions of `names` and of the library functions they call, as a module."""
+        todo, text = list(names), []
+        done = set()
+        while todo:
+            name = todo.pop()
+            if name in done or name not in self.definitions:
+                continue
+            done.add(name)
+            text.append(self.definitions[name])
+            todo += _CALLED.findall(self.definitions[name])
+        return llvm.parse_assembly("\n".join(self.head + text + self.tail) + "\n")
+
+
+def _library(fast, compile_unit):
+    """The library compiled for one code-generation setting; call under jit._lock."""
     key = (fast, fingerprint())
-    text = _compiled.get(key)
-    if text is None:
+    lib = _compiled.get(key)
+    if lib is None:
         source = "".join(_read(p) + "\n" for p in source_files() if p.endswith(".cl"))
         opts = _options.parse("-I " + shlex.quote(LIBRARY_DIR) +
                               (" -cl-unsafe-math-optimizations" if fast else ""))
         parsed = compile_unit(source, opts, time.perf_counter(), for_link=True)
         if not isinstance(parsed, tuple):       # a failed BuildResult: the library is broken
             raise CompileError("the builtin library (%s) does not compile:\n%s" % (LIBRARY_DIR, parsed.log))
-        text = _compiled[key] = parsed[0]
-    return text
+        lib = _compiled[key] = _Library(parsed[0], fast)
+    return lib
 
 
 def link(ir_text, compile_unit):
@@ -107,12 +146,8 @@ def link_module(mod, compile_unit):
     internal functions; call under jit._lock."""
     wanted = [fn.name for fn in mod.functions if fn.is_declaration and fn.name.startswith(PREFIX)]
     for fast in sorted({name.endswith(FAST) for name in wanted}):
-        lib = llvm.parse_assembly(_library_ir(fast, compile_unit))
-        if fast:
-            for fn in lib.functions:
-                if fn.name.startswith(PREFIX):
-                    fn.name = fn.name + FAST
-        mod.link_in(lib)
+        names = [n for n in wanted if n.endswith(FAST) == fast]
+        mod.link_in(_library(fast, compile_unit).module(names))
     for fn in mod.functions:
         if fn.name.startswith(PREFIX):
             if fn.is_declaration:
