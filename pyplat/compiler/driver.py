@@ -11,6 +11,7 @@ import time
 import clang.cindex as ci
 
 from . import cache, jit
+from . import library as builtin_library
 from . import clangapi as _capi  # noqa: F401  (configures libclang)
 from . import options as _options
 from .frontend import Frontend
@@ -125,6 +126,7 @@ def _build(source, opts, t0):
     if isinstance(parsed, BuildResult):
         return parsed
     ir_text, meta, tu_info = parsed
+    ir_text = builtin_library.link(ir_text, _compile_unit)    # kernels/builtins/*.cl it calls
     t_gen = time.perf_counter()
     obj = native_object(ir_text, opts.opt_level, meta["regions"])
     t_jit = time.perf_counter()

@@ -8,13 +8,14 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from .. import __version__
-from . import jit
+from . import jit, library
 
 _env = {}
 
 
 def compiler_version():
-    """Hash of the compiler's own sources, subpackages included (once per process)."""
+    """Hash of the compiler's own sources, subpackages included, and of the builtin library
+    (kernels/builtins) (once per process)."""
     v = _env.get("compiler")
     if v is None:
         h = hashlib.sha256()
@@ -26,6 +27,7 @@ def compiler_version():
         for path in sorted(paths, key=lambda p: os.path.relpath(p, top)):
             with open(path, "rb") as f:
                 h.update(os.path.relpath(path, top).encode() + b"\0" + f.read())
+        h.update(b"library\0" + library.fingerprint().encode())     # kernels/builtins/*.cl, *.h
         v = _env["compiler"] = h.hexdigest()
     return v
 

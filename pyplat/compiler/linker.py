@@ -10,6 +10,7 @@ import time
 import llvmlite.binding as llvm
 
 from . import cache, driver, jit
+from . import library as builtin_library
 from . import options as _options
 from .objects import from_package_parts, pack_object, unpack_object
 from .results import BuildResult, ObjectResult, debugging, describe
@@ -124,6 +125,8 @@ def _link(parts, library, t0):
                     return fail(log + "error: function '%s' is defined in more than one input\n"
                                 % _symbol_name(m.group(1)))
                 return fail(log + "error: link failed: %s\n" % msg)
+        if not library:         # an executable gets the kernels/builtins/*.cl definitions it calls
+            builtin_library.link_module(mod, driver._compile_unit)
         undefined = [fn.name for fn in mod.functions
                      if fn.is_declaration and fn.name.startswith(("f.", "k."))]
         if library:

@@ -1,0 +1,34 @@
+"""Atomic functions (OpenCL C spec, "Atomic Functions" of OpenCL 1.x: atomic_* and the
+cl_khr_*_atomics atom_*), 32 and 64 bits, on global and local memory; sequentially consistent
+read-modify-write instructions."""
+from llvmlite import ir
+
+from ..tree import CompileError
+from .registry import family
+
+# operation -> LLVM atomicrmw operation (inc/dec add/subtract 1)
+RMW = {"add": "add", "sub": "sub", "xchg": "xchg", "and": "and", "or": "or", "xor": "xor",
+       "min": "min", "max": "max", "inc": "add", "dec": "sub"}
+
+
+@family(r"(atomic|atom)_\w+")
+def atomic(g, n, name):
+    b = g.b
+    op = name.split("_", 1)[1]
+    p = g.rv(n.kids[0])
+    pt = n.kids[0].type.pointee
+    if op == "cmpxchg":
+        cmpv = g.convert(g.rv(n.kids[1]), n.kids[1].type, pt, n)
+        val = g.convert(g.rv(n.kids[2]), n.kids[2].type, pt, n)
+        r = b.cmpxchg(p, cmpv, val, "seq_cst", "seq_cst")
+        return b.extract_value(r, 0)
+    if op not in RMW:
+        raise CompileError("builtin function '%s' is not supported yet" % n.val, n.cur)
+    if op in ("inc", "dec"):
+        val = ir.Constant(pt.llvm(), 1)
+    else:
+        val = g.convert(g.rv(n.kids[1]), n.kids[1].type, pt, n)
+    rop = RMW[op]
+    if rop in ("min", "max") and not pt.signed:
+        rop = "u" + rop
+    return b.atomic_rmw(rop, p, val, "seq_cst")

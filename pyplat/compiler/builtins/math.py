@@ -1,0 +1,341 @@
+"""Math functions (OpenCL C spec, "Math Functions"): LLVM intrinsics where they exist, libm
+otherwise (per element for vectors; jit.py gives the JIT libm's addresses), and the functions
+the spec defines more tightly than libm computed in double and rounded once."""
+import math
+
+from llvmlite import ir
+
+from .. import types as T
+from .helpers import F32, F64, I32, cfun, elem, fconst, intr, libm, per_element, shaped, store_out
+from .registry import builtin
+
+INTRINSIC_1 = {"sqrt": "sqrt", "fabs": "fabs", "sin": "sin", "cos": "cos", "exp": "exp", "exp2": "exp2",
+               "log": "log", "log2": "log2", "log10": "log10", "floor": "floor", "ceil": "ceil",
+               "round": "round", "trunc": "trunc", "rint": "rint"}
+INTRINSIC_2 = {"pow": "pow", "powr": "pow", "fmin": "minnum", "fmax": "maxnum", "copysign": "copysign"}
+LIBM = ("tan", "atan", "tanh", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh",
+        "expm1", "log1p", "erf", "erfc", "tgamma", "lgamma", "exp10", "logb",
+        "atan2", "hypot", "nextafter", "fdim", "remainder")
+
+
+@builtin("__builtin_inff", "__builtin_inf", "__builtin_huge_valf", "__builtin_huge_val")
+def infinity(g, n, name):
+    return fconst(n.type, float("inf"))  # INFINITY, HUGE_VALF (pyplat_opencl.h)
+
+
+@builtin("__builtin_nanf", "__builtin_nan")
+def quiet_nan(g, n, name):
+    return fconst(n.type, float("nan"))  # NAN
+
+
+@builtin(*INTRINSIC_1)
+def intrinsic_1(g, n, name):
+    return intr(g, INTRINSIC_1[name], n.type, shaped(g, n))
+
+
+@builtin(*INTRINSIC_2)
+def intrinsic_2(g, n, name):
+    return intr(g, INTRINSIC_2[name], n.type, shaped(g, n))
+
+
+@builtin(*LIBM)
+def libm_function(g, n, name):
+    return libm(g, name, n.type, shaped(g, n))
+
+
+@builtin("fmod")
+def fmod(g, n, name):
+    a, c = shaped(g, n)
+    return g.b.frem(a, c)
+
+
+@builtin("rsqrt")
+def rsqrt(g, n, name):
+    (a,) = shaped(g, n)
+    t = n.type
+    return g.fm(g.b.fdiv(fconst(t, 1.0), intr(g, "sqrt", t, [a])))
+
+
+@builtin("recip")
+def recip(g, n, name):
+    (a,) = shaped(g, n)
+    return g.fm(g.b.fdiv(fconst(n.type, 1.0), a))
+
+
+@builtin("divide")
+def divide(g, n, name):
+    a, c = shaped(g, n)
+    return g.fm(g.b.fdiv(a, c))
+
+
+@builtin("fma", "mad")
+def fma(g, n, name):
+    return intr(g, "fma" if name == "fma" else "fmuladd", n.type, shaped(g, n))
+
+
+@builtin("cbrt")
+def cbrt(g, n, name):
+    t = n.type
+    if elem(t).bits != 64:
+        return libm(g, name, t, shaped(g, n))
+    b = g.b
+    (xv,) = shaped(g, n)
+    cb = cfun(g, "cbrt", F64, [F64])
+    fma = g.mg.intrinsic("llvm.fma.f64", F64, [F64, F64, F64])
+    c = lambda v: ir.Constant(F64, v)  # noqa: E731
+
+    def one_cbrt(x):
+        # glibc's cbrt is off by up to ~3 ulp (the spec allows 2): one Newton step y - r/(3y^2)
+        # on the residual r = y^3 - x taken in double-double; x scaled by 2^(-+900) (y by
+        # 2^(-+300), exactly) where y^3 would overflow or lose bits as a denormal
+        ax = intr(g, "fabs", T.DOUBLE, [x])
+        small = b.fcmp_ordered("<", ax, c(2.0 ** -900))
+        large = b.fcmp_ordered(">", ax, c(2.0 ** 900))
+        sc = b.select(small, c(2.0 ** 900), b.select(large, c(2.0 ** -900), c(1.0)))
+        back = b.select(small, c(2.0 ** -300), b.select(large, c(2.0 ** 300), c(1.0)))
+        xs = b.fmul(x, sc)
+        y = b.call(cb, [xs])
+        y2 = b.fmul(y, y)
+        y2l = b.call(fma, [y, y, b.fneg(y2)])
+        y3 = b.fmul(y2, y)
+        y3l = b.fadd(b.call(fma, [y2, y, b.fneg(y3)]), b.fmul(y2l, y))
+        r = b.fadd(b.fsub(y3, xs), y3l)
+        yn = b.fsub(y, b.fdiv(r, b.fmul(c(3.0), y2)))
+        ok = b.and_(b.fcmp_ordered(">", ax, c(0.0)), b.fcmp_ordered("<", ax, c(math.inf)))
+        return b.fmul(b.select(ok, yn, y), back)
+    return per_element(g, t, one_cbrt, xv)
+
+
+# ------------------------------------------------------------------ with an out parameter
+@builtin("sincos")
+def sincos(g, n, name):
+    t = n.type
+    x = g.rv(n.kids[0])
+    s = intr(g, "sin", t, [x])
+    c = intr(g, "cos", t, [x])
+    store_out(g, n.kids[1], c, t)
+    return s
+
+
+@builtin("fract")
+def fract(g, n, name):
+    b = g.b
+    t = n.type
+    x = g.rv(n.kids[0])
+    fl = intr(g, "floor", t, [x])
+    below_one = float.fromhex('0x1.fffffep-1') if elem(t).bits == 32 else float.fromhex('0x1.fffffffffffffp-1')
+    r = intr(g, "minnum", t, [b.fsub(x, fl), fconst(t, below_one)])
+    ax = intr(g, "fabs", t, [x])
+    r = b.select(b.fcmp_ordered("==", ax, fconst(t, math.inf)), intr(g, "copysign", t, [fconst(t, 0.0), x]), r)
+    r = b.select(b.fcmp_ordered("==", x, fconst(t, 0.0)), x, r)
+    r = b.select(b.fcmp_unordered("uno", x, x), x, r)
+    store_out(g, n.kids[1], fl, t)
+    return r
+
+
+@builtin("modf")
+def modf(g, n, name):
+    b = g.b
+    t = n.type
+    x = g.rv(n.kids[0])
+    ip = intr(g, "trunc", t, [x])
+    ax = intr(g, "fabs", t, [x])
+    fr = b.select(b.fcmp_ordered("==", ax, fconst(t, math.inf)), fconst(t, 0.0), b.fsub(x, ip))
+    fr = intr(g, "copysign", t, [fr, x])
+    store_out(g, n.kids[1], ip, t)
+    return fr
+
+
+def libm_out(g, base, t, xs, out_t):
+    """Call libm `base` (f for float) that writes an int through its last argument, per element.
+    Returns (result vector/scalar, int results as a value of out_t)."""
+    e = elem(t)
+    b = g.b
+    cname = base + ("f" if e.bits == 32 else "")
+    if base == "lgamma_r":
+        cname = "lgammaf_r" if e.bits == 32 else "lgamma_r"
+    fn = cfun(g, cname, e.llvm(), [e.llvm()] * len(xs) + [T.PTR_LL])
+    tmp = g.alloca(T.INT)
+    res, ints = [], []
+    count = t.count if t.is_vector else 1
+    for i in range(count):
+        args = [b.extract_element(x, I32(i)) if t.is_vector else x for x in xs]
+        res.append(b.call(fn, args + [tmp]))
+        ints.append(b.load(tmp, typ=I32, align=4))
+    if not t.is_vector:
+        return res[0], ints[0]
+    rv = ir.Constant(t.llvm(), ir.Undefined)
+    iv = ir.Constant(out_t.llvm(), ir.Undefined)
+    for i in range(count):
+        rv = b.insert_element(rv, res[i], I32(i))
+        iv = b.insert_element(iv, ints[i], I32(i))
+    return rv, iv
+
+
+@builtin("frexp", "lgamma_r")
+def frexp_lgamma_r(g, n, name):
+    x = g.rv(n.kids[0])
+    it = n.kids[1].type.pointee
+    r, iv = libm_out(g, name, n.type, [x], it)
+    store_out(g, n.kids[1], iv, it)
+    return r
+
+
+@builtin("remquo")
+def remquo(g, n, name):
+    kids = n.kids
+    x, y = g.rv(kids[0]), g.rv(kids[1])
+    it = kids[2].type.pointee
+    r, iv = libm_out(g, "remquo", n.type, [x, y], it)
+    store_out(g, kids[2], iv, it)
+    return r
+
+
+# ------------------------------------------------------------------ with an int argument
+@builtin("ldexp", "pown", "rootn")
+def with_int_argument(g, n, name):
+    b = g.b
+    t = n.type
+    kids = n.kids
+    x = g.rv(kids[0])
+    k = g.rv(kids[1])
+    kt = kids[1].type
+    e = elem(t)
+    if name == "ldexp":
+        fn = cfun(g, "ldexp" + ("f" if e.bits == 32 else ""), e.llvm(), [e.llvm(), I32])
+        return per_element(g, t, lambda a, c: b.call(fn, [a, c]), x,
+                           k if (kt.is_vector or not t.is_vector) else g.convert(k, kt, T.vector(T.INT, t.count)))
+    # pown / rootn: compute in double (float) for accuracy, with the spec's sign rules
+    kk = k if (kt.is_vector or not t.is_vector) else g.convert(k, kt, T.vector(T.INT, t.count))
+    powd = g.mg.intrinsic("pow", F64, [F64, F64])
+
+    def one(a, c):
+        ad = b.fpext(a, F64) if e.bits == 32 else a
+        cd = b.sitofp(c, F64)
+        if name == "pown":
+            r = b.call(powd, [ad, cd])
+        else:
+            inv = b.fdiv(ir.Constant(F64, 1.0), cd)
+            mag = b.call(powd, [b.call(g.mg.intrinsic("llvm.fabs.f64", F64, [F64]), [ad]), inv])
+            odd = b.icmp_unsigned("!=", b.and_(c, I32(1)), I32(0))
+            neg = b.fcmp_ordered("<", ad, ir.Constant(F64, 0.0))
+            r = b.select(b.and_(neg, odd), b.fneg(mag), mag)
+            r = b.select(b.and_(neg, b.not_(odd)), ir.Constant(F64, math.nan), r)
+            zero = b.fcmp_ordered("==", ad, ir.Constant(F64, 0.0))
+            # rootn(+-0, n) = +-0 for odd n>0, +0 for even n>0, +-inf for n<0 (sign per odd)
+            r = b.select(zero, b.call(powd, [ad, inv]), r)
+            r = b.select(b.icmp_signed("==", c, I32(0)), ir.Constant(F64, math.nan), r)
+        return b.fptrunc(r, F32) if e.bits == 32 else r
+    return per_element(g, t, one, x, kk)
+
+
+@builtin("ilogb")
+def ilogb(g, n, name):
+    b = g.b
+    x = g.rv(n.kids[0])
+    s = n.kids[0].type
+    e = elem(s)
+    fn = cfun(g, "ilogb" + ("f" if e.bits == 32 else ""), I32, [e.llvm()])
+    if not s.is_vector:
+        return b.call(fn, [x])
+    out = ir.Constant(n.type.llvm(), ir.Undefined)
+    for i in range(s.count):
+        out = b.insert_element(out, b.call(fn, [b.extract_element(x, I32(i))]), I32(i))
+    return out
+
+
+@builtin("nan")
+def nan(g, n, name):
+    b = g.b
+    t = n.type
+    c = g.rv(n.kids[0])
+    e = elem(t)
+    it = ir.IntType(e.bits)
+    ct = n.kids[0].type
+    c = g.convert(c, ct, T.vector(T.UINT_OF_BITS[e.bits], ct.count) if ct.is_vector else T.UINT_OF_BITS[e.bits])
+    qnan = (0x7fc00000 if e.bits == 32 else 0x7ff8000000000000)
+    mask = (0x003fffff if e.bits == 32 else 0x0007ffffffffffff)
+    ity = ir.VectorType(it, t.count) if t.is_vector else it
+    cst = (lambda v: ir.Constant(ity, [v] * t.count)) if t.is_vector else (lambda v: ir.Constant(ity, v))
+    return b.bitcast(b.or_(b.and_(c, cst(mask)), cst(qnan)), t.llvm())
+
+
+@builtin("maxmag", "minmag")
+def maxmag_minmag(g, n, name):
+    b = g.b
+    t = n.type
+    x, y = shaped(g, n)
+    ax, ay = intr(g, "fabs", t, [x]), intr(g, "fabs", t, [y])
+    gt = b.fcmp_ordered(">" if name == "maxmag" else "<", ax, ay)
+    lt = b.fcmp_ordered("<" if name == "maxmag" else ">", ax, ay)
+    mm = intr(g, "maxnum" if name == "maxmag" else "minnum", t, [x, y])
+    return b.select(gt, x, b.select(lt, y, mm))
+
+
+# ------------------------------------------------------------------ the *pi functions
+@builtin("sinpi", "cospi", "tanpi", "asinpi", "acospi", "atanpi", "atan2pi")
+def pi_function(g, n, name):
+    """Computed in double and rounded once (double arguments: libm's double accuracy)."""
+    b = g.b
+    t = n.type
+    xs = shaped(g, n)
+    e = elem(t)
+
+    def dfn(nm):
+        return g.mg.intrinsic(nm, F64, [F64, F64] if nm == "atan2" else [F64])
+
+    def f64(v):
+        return ir.Constant(F64, v)
+
+    def one(*a):
+        ad = [b.fpext(v, F64) if e.bits == 32 else v for v in a]
+        if name in ("sinpi", "cospi", "tanpi"):
+            v = _trig_pi(g, dfn, ad[0])
+        elif name == "atan2pi":
+            v = b.fdiv(b.call(dfn("atan2"), ad), f64(math.pi))
+        else:
+            v = b.fdiv(b.call(dfn(name[:-2]), ad), f64(math.pi))
+        return b.fptrunc(v, F32) if e.bits == 32 else v
+
+    def _trig_pi(g, dfn, x):
+        # reduce exactly: r = x - 2*round(x/2) in [-1, 1], then r = f + k/2 with f in
+        # [-1/4, 1/4] and k in -2..2 (exact too): sin and cos of pi*f only, so no
+        # cancellation near the zeros (pi*r next to pi is off by pi's rounding, which
+        # is the whole result there in double)
+        rint = g.mg.intrinsic("llvm.rint.f64", F64, [F64])
+        half = b.fmul(x, f64(0.5))
+        rr = b.call(rint, [half])
+        r = b.fsub(x, b.fmul(rr, f64(2.0)))
+        k = b.call(rint, [b.fmul(r, f64(2.0))])
+        f = b.fsub(r, b.fmul(k, f64(0.5)))
+        arg = b.fmul(f, f64(math.pi))
+        sa, ca = b.call(dfn("sin"), [arg]), b.call(dfn("cos"), [arg])
+        ak = b.call(g.mg.intrinsic("llvm.fabs.f64", F64, [F64]), [k])
+        odd = b.fcmp_ordered("==", ak, f64(1.0))
+        two = b.fcmp_ordered("==", ak, f64(2.0))
+        kneg = b.fcmp_ordered("<", k, f64(0.0))
+        # sin(pi(f + k/2)): k=0 sin, 1 cos, -1 -cos, +-2 -sin; cos: k=0 cos, 1 -sin, -1 sin, +-2 -cos
+        spi = b.select(odd, b.select(kneg, b.fneg(ca), ca), b.select(two, b.fneg(sa), sa))
+        cpi = b.select(odd, b.select(kneg, sa, b.fneg(sa)), b.select(two, b.fneg(ca), ca))
+        if name == "sinpi":
+            v = spi
+            v = b.select(b.fcmp_ordered("==", r, f64(0.0)),
+                         b.call(g.mg.intrinsic("llvm.copysign.f64", F64, [F64, F64]), [f64(0.0), x]), v)
+            fr = b.fsub(x, b.call(g.mg.intrinsic("llvm.trunc.f64", F64, [F64]), [x]))
+            v = b.select(b.fcmp_ordered("==", fr, f64(0.0)),
+                         b.call(g.mg.intrinsic("llvm.copysign.f64", F64, [F64, F64]), [f64(0.0), x]), v)
+        elif name == "cospi":
+            v = cpi
+            ar = b.call(g.mg.intrinsic("llvm.fabs.f64", F64, [F64]), [r])
+            v = b.select(b.fcmp_ordered("==", ar, f64(0.5)), f64(0.0), v)
+        else:
+            v = b.fdiv(spi, cpi)
+            # exact cases (IEEE 754 tanPi): n + 1/2 -> +inf for even n, -inf for odd n
+            # (the sign of r); even n -> copysign(0, n); odd n -> copysign(0, -n)
+            sign = g.mg.intrinsic("llvm.copysign.f64", F64, [F64, F64])
+            ar = b.call(g.mg.intrinsic("llvm.fabs.f64", F64, [F64]), [r])
+            v = b.select(b.fcmp_ordered("==", ar, f64(0.5)), b.call(sign, [f64(math.inf), r]), v)
+            v = b.select(b.fcmp_ordered("==", r, f64(0.0)), b.call(sign, [f64(0.0), x]), v)
+            v = b.select(b.fcmp_ordered("==", ar, f64(1.0)), b.call(sign, [f64(0.0), b.fneg(x)]), v)
+        return v
+    return per_element(g, t, one, *xs)
