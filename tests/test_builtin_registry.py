@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from pyplat.compiler import build, cache, compile_object, library, link
+from pyplat.compiler import build, cache, compile_object, environment, library, link
 from pyplat.compiler.builtins import registry
 from pyplat.compiler.builtins.registry import REGISTRY
 from test_compiler import run
@@ -197,11 +197,11 @@ def test_edited_library_file_is_compiled_and_changes_the_cache_key(tmp_path, mon
     shutil.copytree(library.LIBRARY_DIR, lib)
     monkeypatch.setattr(library, "LIBRARY_DIR", str(lib))
     monkeypatch.setattr(library, "_compiled", {})
-    monkeypatch.setattr(cache, "_env", {})
+    monkeypatch.setattr(environment, "_env", {})
     key_before = cache.key(MIX_KERNEL, "", os.devnull)
     common = lib / "common.cl"
     common.write_text(common.read_text().replace("return x + d;", "return x + d + (T)1000;"))
-    monkeypatch.setattr(cache, "_env", {})
+    monkeypatch.setattr(environment, "_env", {})
     assert cache.key(MIX_KERNEL, "", os.devnull) != key_before
     r = build(MIX_KERNEL, use_cache=False)
     assert r.ok, r.log
