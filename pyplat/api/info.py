@@ -32,10 +32,6 @@ def ulong_array(values):
     return struct.pack(f"={len(values)}Q", *values)
 
 
-def uint_array(values):
-    return struct.pack(f"={len(values)}I", *values)
-
-
 def name_versions(pairs):
     """cl_name_version[]: {cl_version version; char name[64]} per entry."""
     out = bytearray()
@@ -88,17 +84,6 @@ def read_properties(address, width=8):
         i += 2
         if i > 1024:
             raise CLError(cl.CL_INVALID_PROPERTY, "property list is not terminated")
-
-
-def read_sizes(address, count):
-    if not address:
-        return None
-    return list((ctypes.c_size_t * count).from_address(address))
-
-
-def write_int(address, value):
-    if address:
-        ctypes.c_int32.from_address(address).value = value
 
 
 def write_uint(address, value):

@@ -9,6 +9,7 @@ import time
 
 import pyplat
 from pyplat import config
+from pyplat.core.device import Device
 from pyplat.core.object import RefCounted
 
 
@@ -39,7 +40,6 @@ class Platform(RefCounted):
 
     def __init__(self, n_devices=None):
         super().__init__()
-        from pyplat.core.device import Device
         if n_devices is None:
             n_devices = config.value("PYPLAT_DEVICES")
         self.devices = [Device(self, i) for i in range(n_devices)]
