@@ -15,6 +15,7 @@ from clobjects import make_buffer, make_context, make_queue, read
 from pyplat import cl, config
 from pyplat.api import handles
 from pyplat.core.kernel import Kernel
+from test_handles import HandleStruct
 from test_programs_kernels import create_kernel, create_program, set_arg
 
 SOURCE = b"""
@@ -189,11 +190,6 @@ def test_buffers_of_native_launches_live_until_they_finish(env):
     assert fired == [buf]
     CL.clReleaseEvent(user)
     CL.clReleaseCommandQueue(q)
-
-
-class HandleStruct(ctypes.Structure):       # icd/pyplat_handle.h's struct pyplat_handle
-    _fields_ = [("dispatch", ctypes.c_void_p), ("magic", ctypes.c_uint32),
-                ("kind", ctypes.c_uint32), ("serial", ctypes.c_uint64)]
 
 
 def test_handles_are_laid_out_as_the_shim_reads_them(env):

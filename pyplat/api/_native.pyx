@@ -1,9 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The API layer's native fast path: clEnqueueNDRangeKernel, clSetKernelArg, clRetainEvent,
-clReleaseEvent, clFlush, clFinish and clWaitForEvents answered in C without the GIL
-(docs/runtime.md, "Fast path"). These are implementations of OpenCL entry points; they use the
-runtime only through its C interface (pyplat/runtime/_sched.pxd: commands, queues' ordering
-cores, launch plans, holds).
+"""The API layer's native module: its one handle table, and the native fast path --
+clEnqueueNDRangeKernel, clSetKernelArg, clRetainEvent, clReleaseEvent, clFlush, clFinish and
+clWaitForEvents answered in C without the GIL (docs/runtime.md, "Fast path"). These are
+implementations of OpenCL entry points; they use the runtime only through its C interface
+(pyplat/runtime/_sched.pxd: commands, queues' ordering cores, launch plans, holds).
 
 The handle table below is the API layer's only registry of handles, of every kind: address ->
 kind, an owned reference to the core object (read by Python callers, holding the GIL), and for
