@@ -12,9 +12,10 @@ import pytest
 
 from capi import CL, addr, err
 from clobjects import make_buffer, make_context, make_queue, read
-from pyplat import cl
+from pyplat import cl, config
 from pyplat.api import handles
 from pyplat.core.kernel import Kernel
+from test_handles import HandleStruct
 from test_programs_kernels import create_kernel, create_program, set_arg
 
 SOURCE = b"""
@@ -25,7 +26,7 @@ __kernel void add(__global const int *a, __global int *b, int v) {
 __kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }
 """
 
-if not CL._direct.get("clEnqueueNDRangeKernel"):
+if not CL._direct.get("clEnqueueNDRangeKernel") or not config.value("PYPLAT_FAST_PATH"):
     pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)
 
 
@@ -64,13 +65,13 @@ def test_native_events_count_adopt_and_release(env):
     set_arg(k, 0, buf)
     ctx_refs = info_u32(CL.clGetContextInfo, ctx, cl.CL_CONTEXT_REFERENCE_COUNT)
     code, first = launch(q, k, 64)                # Python validates, builds the plan, then the
-    assert code == 0 and first not in handles._live   # native path launches it: a native event
+    assert code == 0 and handles.peek(first) is None   # native path launches it: a native event
     code, ev = launch(q, k, 64)                   # the native path alone
-    assert code == 0 and ev not in handles._live
+    assert code == 0 and handles.peek(ev) is None
     assert CL.clRetainEvent(ev) == 0 and CL.clRetainEvent(ev) == 0 and CL.clReleaseEvent(ev) == 0
     # first use from Python adopts it, with the count the native side kept (1 + 2 - 1)
     assert info_u32(CL.clGetEventInfo, ev, cl.CL_EVENT_REFERENCE_COUNT) == 2
-    assert ev in handles._live
+    assert handles.peek(ev) is not None
     assert info_u32(CL.clGetEventInfo, ev, cl.CL_EVENT_COMMAND_TYPE) == cl.CL_COMMAND_NDRANGE_KERNEL
     evs = (ctypes.c_size_t * 2)(first, ev)
     assert CL.clWaitForEvents(2, addr(evs)) == 0
@@ -80,7 +81,7 @@ def test_native_events_count_adopt_and_release(env):
     assert CL.clGetEventInfo(ev, cl.CL_EVENT_REFERENCE_COUNT, 4, addr(ctypes.c_uint32()), 0) == cl.CL_INVALID_EVENT
     # native events never adopted: released natively, then dead
     natives = [launch(q, k, 64)[1] for _ in range(50)]
-    assert all(e not in handles._live for e in natives)
+    assert all(handles.peek(e) is None for e in natives)
     assert CL.clFinish(q) == 0
     for e in natives:
         assert CL.clReleaseEvent(e) == 0
@@ -148,7 +149,7 @@ def test_failed_user_event_reaches_native_launches(env):
     e = err()
     user = CL.clCreateUserEvent(ctx, addr(e))
     code, ev = launch(q, k, 16, waits=[user])
-    assert code == 0 and ev not in handles._live
+    assert code == 0 and handles.peek(ev) is None
     assert CL.clSetUserEventStatus(user, -55) == 0
     evs = (ctypes.c_size_t * 1)(ev)
     assert CL.clWaitForEvents(1, addr(evs)) == cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
@@ -191,12 +192,33 @@ def test_buffers_of_native_launches_live_until_they_finish(env):
     CL.clReleaseCommandQueue(q)
 
 
-def test_handles_are_laid_out_as_the_shim_reads_them():
-    """handles.py's ctypes struct, the native events and the shim share icd/pyplat_handle.h's
-    layout; the kinds and the magic numbers come from there too."""
+def test_handles_are_laid_out_as_the_shim_reads_them(env):
+    """Every handle, whatever its kind, native events included, has icd/pyplat_handle.h's layout
+    (the shim's dispatch pointer first); the kinds and the magic numbers come from there too, and
+    a released handle reads as dead while its memory is quarantined."""
     from pyplat.api import _native
-    S = handles.HandleStruct
+    S = HandleStruct
     assert _native.handle_layout() == (ctypes.sizeof(S), S.magic.offset, S.kind.offset, S.serial.offset)
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k = create_kernel(prog, b"inc")
+    buf = make_buffer(ctx, 4 * 16)
+    set_arg(k, 0, buf)
+    launch(q, k, 16)
+    code, ev = launch(q, k, 16)
+    assert code == 0 and handles.peek(ev) is None           # a native event
+    seen = []
+    for h, kind in ((ctx, handles.CONTEXT), (dev, handles.DEVICE), (prog, handles.PROGRAM),
+                    (q, handles.QUEUE), (k, handles.KERNEL), (buf, handles.MEM), (ev, handles.EVENT)):
+        s = S.from_address(h)
+        assert (s.dispatch or 0, s.magic, s.kind) == (handles.dispatch_address(), handles.MAGIC, kind)
+        seen.append(s.serial)
+    assert len(set(seen)) == len(seen)
+    assert CL.clFinish(q) == 0
+    assert CL.clReleaseEvent(ev) == 0 and S.from_address(ev).magic == handles.DEAD
+    assert CL.clReleaseMemObject(buf) == 0
+    assert CL.clReleaseKernel(k) == 0 and S.from_address(k).magic == handles.DEAD
+    assert CL.clReleaseCommandQueue(q) == 0
     assert (handles.MAGIC, handles.DEAD) == (0x4C505950, 0x44414544)
     assert (handles.PLATFORM, handles.QUEUE, handles.KERNEL, handles.EVENT, handles.SAMPLER) == (1, 4, 7, 8, 9)
     assert _native.DEFER == 0x50594446
@@ -230,14 +252,14 @@ def test_plans_hold_their_objects_only_while_launches_are_pending(env):
     k = create_kernel(prog, b"inc")
     buf = make_buffer(ctx, 4 * 16)
     set_arg(k, 0, buf)
-    kernel = handles.registry()[k]
+    kernel = handles.peek(k)
     e = err()
     user = CL.clCreateUserEvent(ctx, addr(e))
     assert launch(q, k, 16, waits=[user], want_event=False)[0] == 0
     plan = kernel._plan
     assert launch(q, k, 16, waits=[user], want_event=False)[0] == 0
     assert plan.holding and plan.pending == 2
-    mem = handles.registry()[buf]
+    mem = handles.peek(buf)
     refs = mem.reference_count
     assert CL.clSetUserEventStatus(user, cl.CL_COMPLETE) == 0
     assert CL.clFinish(q) == 0                 # clean-up due is done when clFinish returns
@@ -359,7 +381,7 @@ def test_other_offsets_are_answered_natively_and_checked(env):
         ev = ctypes.c_size_t()
         assert CL.clEnqueueNDRangeKernel(q, k, 1, addr(off), addr(g), 0, 0, 0, addr(ev)) == 0
         if j:                                # the first one validated the sizes in Python
-            assert ev.value not in handles.registry()
+            assert handles.peek(ev.value) is None
         CL.clReleaseEvent(ev.value)
     huge = (ctypes.c_size_t * 1)(2 ** 64 - 2)
     assert CL.clEnqueueNDRangeKernel(q, k, 1, addr(huge), addr(g), 0, 0, 0, 0) == cl.CL_INVALID_GLOBAL_OFFSET
@@ -388,7 +410,7 @@ def test_a_released_buffer_argument_is_refused_not_launched(env):
     assert CL.clFinish(q) == 0
     assert CL.clReleaseMemObject(buf) == 0
     for _ in range(200):                        # the reaper drops the plan's hold
-        if not handles.registry()[k]._plan.holding:
+        if not handles.peek(k)._plan.holding:
             break
         time.sleep(0.01)
     assert launch(q, k, 16, want_event=False)[0] == cl.CL_INVALID_KERNEL_ARGS
@@ -409,7 +431,7 @@ def test_wait_for_native_events(env):
     evs = [launch(q, k, 16)[1] for _ in range(3)]
     wl = (ctypes.c_size_t * 3)(*evs)
     assert CL.clWaitForEvents(3, addr(wl)) == 0
-    assert all(ev not in handles.registry() for ev in evs)      # answered without adopting them
+    assert all(handles.peek(ev) is None for ev in evs)      # answered without adopting them
     assert CL.clWaitForEvents(0, addr(wl)) == cl.CL_INVALID_VALUE
     bad = (ctypes.c_size_t * 2)(evs[0], k)
     assert CL.clWaitForEvents(2, addr(bad)) == cl.CL_INVALID_EVENT

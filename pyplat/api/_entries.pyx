@@ -181,7 +181,7 @@ def configure(implementations, clerror, report):
 
 
 def use_fast_path(addresses, prime_ndrange):
-    """Try the native entries first: {name: address} from _native.configure_fast_path, and
+    """Try the native entries first: {name: address} from _native.fast_path_entries, and
     prime_ndrange(queue, kernel, wants_event) -> whether it prepared something that may let the
     native launch answer now."""
     global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _prime_ndrange

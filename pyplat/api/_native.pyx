@@ -1,14 +1,16 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The API layer's native fast path: clEnqueueNDRangeKernel, clSetKernelArg, clRetainEvent,
-clReleaseEvent, clFlush, clFinish and clWaitForEvents answered in C without the GIL
-(docs/runtime.md, "Fast path"). These are implementations of OpenCL entry points; they use the
-runtime only through its C interface (pyplat/runtime/_sched.pxd: commands, queues' ordering
-cores, launch plans, holds).
+"""The API layer's native module: its one handle table, and the native fast path --
+clEnqueueNDRangeKernel, clSetKernelArg, clRetainEvent, clReleaseEvent, clFlush, clFinish and
+clWaitForEvents answered in C without the GIL (docs/runtime.md, "Fast path"). These are
+implementations of OpenCL entry points; they use the runtime only through its C interface
+(pyplat/runtime/_sched.pxd: commands, queues' ordering cores, launch plans, holds).
 
-The API layer publishes the handles of queues, kernels and events in the native handle table
-below (address -> queue core, kernel slot or command, with the context; pyplat/api/handles.py
-calls publish_handle / withdraw_handle), so a handle is checked without Python and a foreign or
-stale pointer is never read. Each n_* function answers the common case and returns
+The handle table below is the API layer's only registry of handles, of every kind: address ->
+kind, an owned reference to the core object (read by Python callers, holding the GIL), and for
+queues, kernels and events a native reference (queue core, kernel slot, command: read by the
+n_* functions without the GIL) with the context. Handle memory is this module's (new_handle,
+drop_handle; pyplat/api/handles.py is the Python face), so a handle is checked without Python
+and a foreign or stale pointer is never read. Each n_* function answers the common case and returns
 PYPLAT_DEFER otherwise, having changed nothing; the caller then runs the Python implementation,
 which gives the spec's codes and messages and primes the state the next native call needs (a
 validated geometry, a holding plan, a queue holding references for events).
@@ -17,12 +19,15 @@ An event the fast path hands out is a native handle (the API layer's handle layo
 icd/pyplat_handle.h, then an OpenCL count and its queue core); the table maps it to its
 command. The first time a Python entry needs it (info, callbacks, ...), the API layer *adopts*
 it: a core Event takes over the count, and retains/releases of it go to Python from then on.
-Freed native handles are quarantined like handles.py's, so that a stale pointer reads as dead
-for a while.
+Freed handles of every kind are quarantined, so that a stale pointer reads as dead for a while
+and is not soon reused by a new object.
 """
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset, memcmp
 from libc.stdint cimport uint64_t, int32_t, uint32_t
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+
+from pyplat.api.errors import CLError
 
 from pyplat.runtime._sched cimport (
     pp_add, pp_load_i, pthread_mutex_t, pthread_mutex_init, pthread_mutex_lock, pthread_mutex_unlock,
@@ -68,14 +73,17 @@ KINDS = {"PLATFORM": PYPLAT_KIND_PLATFORM, "DEVICE": PYPLAT_KIND_DEVICE, "CONTEX
 DEF HF_NATIVE = 1                 # a native event: memory and count are this module's
 DEF HF_ADOPTED = 2                # ... whose count a core Event has taken over
 DEF MAX_NATIVE_WAITS = 64
-DEF EVENT_QUARANTINE = 4096
+DEF QUARANTINE = 8192             # released handles whose memory is kept (all kinds)
 
 cdef struct hent_t:
     size_t key                    # handle address; 0: free, 1: deleted
     int kind
     int flags
-    void *ptr                     # a reference: qcore_t (queues), kslot_t (kernels), cmd_t (events)
+    void *ptr                     # a reference: qcore_t (queues), kslot_t (kernels), cmd_t (events);
+                                  # NULL for other kinds and when the fast path is off
     size_t context                # id of the core context (queues, events)
+    PyObject *obj                 # owned: the core object (NULL: a native event not yet adopted);
+                                  # touched only holding the GIL
 
 cdef struct kslot_t:              # a kernel's current plan (KernelSlot)
     long refs
@@ -92,10 +100,10 @@ cdef hent_t *tab = NULL
 cdef size_t tab_cap = 0
 cdef size_t tab_used = 0          # live and deleted slots
 cdef size_t tab_live = 0
-cdef nevent_t *dead_events[EVENT_QUARANTINE]
+cdef pyplat_handle *dead_handles[QUARANTINE]
 cdef long dead_next = 0
-cdef size_t h_dispatch = 0
-cdef long event_serial = (<long>1) << 62
+cdef size_t h_dispatch = 0        # the shim's dispatch table (0 until it attaches)
+cdef long handle_serial = 0
 
 
 cdef hent_t *tab_find(size_t key) noexcept nogil:
@@ -153,17 +161,17 @@ cdef hent_t *tab_insert(size_t key) noexcept nogil:
 cdef inline void tab_delete(hent_t *e) noexcept nogil:
     """(tab_lock held)"""
     global tab_live
-    e.key, e.ptr = 1, NULL
+    e.key, e.ptr, e.obj = 1, NULL, NULL
     tab_live -= 1
 
 
-cdef void bury_event(nevent_t *s) noexcept nogil:
-    """(tab_lock held) A dead native handle into quarantine; the oldest one there is freed."""
+cdef void bury(pyplat_handle *h) noexcept nogil:
+    """(tab_lock held) A dead handle's memory into quarantine; the oldest one there is freed."""
     global dead_next
-    s.h.magic = PYPLAT_HANDLE_DEAD
-    free(dead_events[dead_next])
-    dead_events[dead_next] = s
-    dead_next = (dead_next + 1) % EVENT_QUARANTINE
+    h.magic = PYPLAT_HANDLE_DEAD
+    free(dead_handles[dead_next])
+    dead_handles[dead_next] = h
+    dead_next = (dead_next + 1) % QUARANTINE
 
 
 cdef void kslot_decref(kslot_t *k) noexcept nogil:
@@ -243,11 +251,12 @@ cdef class KernelSlot:
             plan_decref(old)
 
 
-def publish_handle(size_t address, int kind, native, context):
-    """The API layer made a handle: queues with their QueueCore, kernels with their KernelSlot,
-    events with their Command; `context` is the core context of queues and events."""
+cdef void *native_ref(int kind, native) except? NULL:
+    """A new reference to the native object of a queue (QueueCore), kernel (KernelSlot) or event
+    (Command); NULL for None."""
     cdef void *ptr
-    cdef hent_t *e
+    if native is None:
+        return NULL
     if kind == PYPLAT_KIND_QUEUE:
         ptr = (<QueueCore?>native).q
         qcore_incref(<qcore_t *>ptr)
@@ -258,39 +267,124 @@ def publish_handle(size_t address, int kind, native, context):
         ptr = (<Command?>native).c
         cmd_incref(<cmd_t *>ptr)
     else:
-        raise ValueError(f"handle kind {kind} is not published")
-    cdef size_t ctx = id(context)
+        raise ValueError(f"handle kind {kind} has no native object")
+    return ptr
+
+
+def new_handle(obj, int kind, native=None, context=None):
+    """A new handle of `kind` for the core object `obj` (the table keeps a reference to it):
+    memory laid out as icd/pyplat_handle.h says. `native` is the fast path's object for a queue,
+    kernel or event (None: the Python entries answer for it), `context` their core context."""
+    cdef hent_t *e
+    cdef pyplat_handle *h = <pyplat_handle *>calloc(1, sizeof(pyplat_handle))
+    if h == NULL:
+        raise MemoryError()
+    cdef void *ptr
+    try:
+        ptr = native_ref(kind, native)
+    except BaseException:
+        free(h)
+        raise
+    h.magic, h.kind = PYPLAT_HANDLE_MAGIC, kind
+    h.serial = <uint64_t>pp_add(&handle_serial, 1)
+    Py_INCREF(obj)
     pthread_mutex_lock(&tab_lock)
-    e = tab_find(address)
-    if e == NULL:
-        e = tab_insert(address)
-    else:                               # cannot happen: forgotten handles are withdrawn
-        entry_release(e.kind, e.ptr)
-    e.kind, e.flags, e.ptr, e.context = kind, 0, ptr, ctx
+    h.dispatch = <void *>h_dispatch
+    e = tab_insert(<size_t>h)
+    e.kind, e.ptr, e.obj = kind, ptr, <PyObject *>obj
+    e.context = 0 if context is None else id(context)
     pthread_mutex_unlock(&tab_lock)
+    return <size_t>h
 
 
-def withdraw_handle(size_t address):
-    """The API layer forgot a handle (its object was destroyed); an adopted native event's
-    memory goes into this module's quarantine."""
+def drop_handle(size_t address):
+    """Invalidate a handle (its object was destroyed): the table lets go of the object and the
+    native reference, the memory goes into quarantine."""
     cdef hent_t *e
     cdef int kind = 0
     cdef void *ptr = NULL
+    cdef PyObject *obj = NULL
     pthread_mutex_lock(&tab_lock)
     e = tab_find(address)
     if e != NULL:
-        kind, ptr = e.kind, e.ptr
-        if e.flags & HF_NATIVE:
-            bury_event(<nevent_t *>address)
+        kind, ptr, obj = e.kind, e.ptr, e.obj
+        bury(<pyplat_handle *>address)
         tab_delete(e)
     pthread_mutex_unlock(&tab_lock)
     entry_release(kind, ptr)
+    Py_XDECREF(obj)                    # may run Python code: outside the lock
+
+
+cdef object adopt_missing = None      # handles.py's adoption of native events (set_adopter)
+
+
+def set_adopter(fn):
+    """fn(address) -> core object or None: called by lookup for a native event not yet adopted."""
+    global adopt_missing
+    adopt_missing = fn
+
+
+cdef inline object entry_object(size_t address, int *unadopted):
+    """The core object of a live handle, or None; *unadopted is set for a native event that has
+    none yet."""
+    cdef hent_t *e
+    cdef PyObject *obj = NULL
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(address)
+    if e != NULL:
+        obj = e.obj
+        if obj != NULL:
+            Py_INCREF(<object>obj)
+        else:
+            unadopted[0] = e.flags == HF_NATIVE
+    pthread_mutex_unlock(&tab_lock)
+    if obj == NULL:
+        return None
+    result = <object>obj
+    Py_XDECREF(obj)                    # the reference taken under the lock
+    return result
+
+
+def lookup(size_t address, cls, int error):
+    """The live core object behind a handle, or CLError(error) if it is not one of cls (a native
+    event is adopted on first use)."""
+    cdef int unadopted = 0
+    obj = entry_object(address, &unadopted)
+    if obj is None and unadopted and adopt_missing is not None:
+        obj = adopt_missing(address)
+    if obj is None or not isinstance(obj, cls):
+        raise CLError(error)
+    return obj
+
+
+def peek(size_t address):
+    """The core object behind a handle, or None (a native event not yet adopted: None)."""
+    cdef int unadopted = 0
+    return entry_object(address, &unadopted)
+
+
+def set_dispatch(size_t dispatch):
+    """The shim attached: every handle, those made before included (in-process callers that went
+    around the loader), and every later one gets its dispatch pointer."""
+    global h_dispatch
+    cdef size_t i
+    pthread_mutex_lock(&tab_lock)
+    h_dispatch = dispatch
+    for i in range(tab_cap):
+        if tab[i].key > 1:
+            (<pyplat_handle *>tab[i].key).dispatch = <void *>dispatch
+    pthread_mutex_unlock(&tab_lock)
+
+
+def dispatch_address():
+    return h_dispatch
 
 
 def adopt_event(size_t h, factory):
-    """For the API layer, on a handle it does not know: if h is a native event not yet adopted,
-    factory(queue, command, refcount) makes its core Event, which takes over the count (its queue
-    is the CommandQueue); it is returned. Else None."""
+    """For the API layer (under handles.py's lock), on a handle with no core object: if h is a
+    native event not yet adopted, factory(queue, command, refcount) makes its core Event, which
+    takes over the count (its queue is the CommandQueue); the table keeps it, it is returned.
+    Else None."""
     cdef hent_t *e
     cdef nevent_t *s = NULL
     cdef cmd_t *c = NULL
@@ -309,10 +403,22 @@ def adopt_event(size_t h, factory):
         return None
     try:
         queue = <object>q.events.owner     # held while the queue has native events (this one)
-        return factory(queue, wrap_command(c, queue.driver), refs)
+        obj = factory(queue, wrap_command(c, queue.driver), refs)
     finally:
         hold_done(&q.events)
         qcore_decref(q)
+    Py_INCREF(obj)
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(h)                        # (still there: only Python, holding the GIL, drops it)
+    if e != NULL:
+        e.obj = <PyObject *>obj
+        obj_kept = True
+    else:
+        obj_kept = False
+    pthread_mutex_unlock(&tab_lock)
+    if not obj_kept:
+        Py_XDECREF(<PyObject *>obj)
+    return obj
 
 
 cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
@@ -331,16 +437,16 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     # handles -> references, under the table lock
     pthread_mutex_lock(&tab_lock)
     e = tab_find(queue)
-    if e != NULL and e.kind == PYPLAT_KIND_QUEUE:
+    if e != NULL and e.kind == PYPLAT_KIND_QUEUE and e.ptr != NULL:
         q = <qcore_t *>e.ptr
         e = tab_find(kernel)
-        if e != NULL and e.kind == PYPLAT_KIND_KERNEL:
+        if e != NULL and e.kind == PYPLAT_KIND_KERNEL and e.ptr != NULL:
             p = (<kslot_t *>e.ptr).plan
             if p != NULL and p.context == q.context:
                 ok = 1
                 while n < n_events:
                     e = tab_find((<size_t *>events)[n])
-                    if e == NULL or e.kind != PYPLAT_KIND_EVENT or e.context != q.context:
+                    if e == NULL or e.kind != PYPLAT_KIND_EVENT or e.ptr == NULL or e.context != q.context:
                         ok = 0
                         break
                     waits[n] = <cmd_t *>e.ptr
@@ -397,7 +503,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     if s != NULL:                          # the event: a native handle in the table
         s.h.dispatch = <void *>h_dispatch
         s.h.magic, s.h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_EVENT
-        s.h.serial = <uint64_t>pp_add(&event_serial, 1)
+        s.h.serial = <uint64_t>pp_add(&handle_serial, 1)
         s.refs = 1
         s.q = q                            # our queue reference
         cmd_incref(c)
@@ -440,7 +546,7 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
         if s.refs == 0:
             c, q, s.q = <cmd_t *>e.ptr, s.q, NULL
             tab_delete(e)
-            bury_event(s)
+            bury(&s.h)
     pthread_mutex_unlock(&tab_lock)
     if c != NULL:
         cmd_decref(c)
@@ -455,7 +561,7 @@ cdef qcore_t *queue_ref(size_t queue) noexcept nogil:
     cdef qcore_t *q = NULL
     pthread_mutex_lock(&tab_lock)
     e = tab_find(queue)
-    if e != NULL and e.kind == PYPLAT_KIND_QUEUE:
+    if e != NULL and e.kind == PYPLAT_KIND_QUEUE and e.ptr != NULL:
         q = <qcore_t *>e.ptr
         qcore_incref(q)
     pthread_mutex_unlock(&tab_lock)
@@ -501,7 +607,7 @@ cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
     pthread_mutex_lock(&tab_lock)
     while n < n_events:
         e = tab_find((<size_t *>events)[n])
-        if e == NULL or e.kind != PYPLAT_KIND_EVENT or (n and e.context != context):
+        if e == NULL or e.kind != PYPLAT_KIND_EVENT or e.ptr == NULL or (n and e.context != context):
             ok = 0
             break
         context = e.context
@@ -542,7 +648,7 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
         return PYPLAT_DEFER
     pthread_mutex_lock(&tab_lock)
     e = tab_find(kernel)
-    if e != NULL and e.kind == PYPLAT_KIND_KERNEL:
+    if e != NULL and e.kind == PYPLAT_KIND_KERNEL and e.ptr != NULL:
         k = <kslot_t *>e.ptr
         p = k.plan
         if p != NULL:
@@ -572,12 +678,9 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     return r
 
 
-def configure_fast_path(size_t dispatch):
-    """Give native events the shim's dispatch pointer (their first field, as every handle's).
-    Returns {name: address} of the native entries: same C signature as the OpenCL function,
+def fast_path_entries():
+    """{name: address} of the native entries: same C signature as the OpenCL function,
     PYPLAT_DEFER when not answered."""
-    global h_dispatch
-    h_dispatch = dispatch
     return {"clEnqueueNDRangeKernel": <size_t><ndrange_fn>n_ndrange,
             "clSetKernelArg": <size_t><setarg_fn>n_setarg,
             "clRetainEvent": <size_t><handle_fn>n_retain_event,
@@ -588,8 +691,7 @@ def configure_fast_path(size_t dispatch):
 
 
 def handle_layout():
-    """(size, offsets of magic, kind and serial) of a handle as icd/pyplat_handle.h lays it out
-    (handles.py's ctypes HandleStruct must agree: tests/test_fastpath_native.py)."""
+    """(size, offsets of magic, kind and serial) of a handle as icd/pyplat_handle.h lays it out."""
     cdef pyplat_handle h
     cdef size_t base = <size_t>&h
     return (sizeof(pyplat_handle), <size_t>&h.magic - base, <size_t>&h.kind - base,
@@ -597,5 +699,5 @@ def handle_layout():
 
 
 def table_stats():
-    """(capacity, live entries) of the native handle table."""
+    """(capacity, live entries) of the handle table."""
     return tab_cap, tab_live

@@ -119,18 +119,19 @@ def direct_entries():
     """slot index -> address of a direct C entry (pyplat/api/_entries.pyx) for the hot entry
     points, in place of their ctypes callbacks; PYPLAT_DIRECT_ENTRIES=0 keeps ctypes for all.
     Also sets up the native fast path (pyplat/api/_native.pyx; PYPLAT_FAST_PATH=0: off): kernels
-    get a slot the native handle table can read, the table learns the queue, kernel and event
-    handles, and native events are adopted by handles.lookup on first use."""
+    get a slot the native entries can read, the handle table keeps the native references of
+    queue, kernel and event handles (handles.native_of), and native events are adopted by
+    handles.lookup on first use."""
     if not config.value("PYPLAT_DIRECT_ENTRIES"):
         return {}
     load_all()
     direct = _entries.configure(IMPLEMENTED, CLError, _report)
     if config.value("PYPLAT_FAST_PATH"):
         core_kernel.new_slot = _native.KernelSlot
-        native = _native.configure_fast_path(handles.dispatch_address())
+        native = _native.fast_path_entries()
         _entries.use_fast_path(native, enqueue.prime_ndrange)
         handles.adopter = lambda address: _native.adopt_event(address, enqueue.adopt_native_event)
-        handles.publisher, handles.withdrawer = _publish, _native.withdraw_handle
+        handles.native_of = _native_of
         _native_entries.update(native)
     return _slots_of(direct)
 
@@ -152,13 +153,14 @@ def _slots_of(addresses):
     return slots
 
 
-def _publish(address, kind, obj):
-    """Tell the native handle table about a new queue, kernel or event handle (a kernel made
-    before the fast path was set up has no slot: it is left to the Python entries)."""
+def _native_of(kind, obj):
+    """What the handle table keeps for the native fast path next to a new queue, kernel or event
+    handle: (native object, core context); None for other kinds and for a kernel made before the
+    fast path was set up (it has no slot: the Python entries answer for it)."""
     if kind == handles.QUEUE:
-        _native.publish_handle(address, kind, obj.core, obj.context)
-    elif kind == handles.KERNEL:
-        if obj.slot is not None:
-            _native.publish_handle(address, kind, obj.slot, obj.program.context)
-    elif kind == handles.EVENT:
-        _native.publish_handle(address, kind, obj.command, obj.context)
+        return obj.core, obj.context
+    if kind == handles.KERNEL:
+        return None if obj.slot is None else (obj.slot, obj.program.context)
+    if kind == handles.EVENT:
+        return obj.command, obj.context
+    return None

@@ -317,8 +317,7 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
     plan that knows this launch's sizes and holds its objects and, for an event, make the queue
     hold the references native events need, so that it may answer now (and next time). True if
     anything changed. A request the checks refuse is left to clEnqueueNDRangeKernel, which reports it."""
-    registry = handles.registry()
-    queue, k = registry.get(command_queue), registry.get(kernel)
+    queue, k = handles.peek(command_queue), handles.peek(kernel)
     if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel):
         return False
     primed = False
