@@ -357,7 +357,7 @@ def test_native_launches_from_several_c_threads(run_with_pyplat, tmp_path):
                 # a short idle window, a bad one (a warning, the default), the pool's statistics
                 {"PYPLAT_WORKERS": "4", "PYPLAT_IDLE_US": "30", "PYPLAT_POOL_STATS": "1"},
                 {"PYPLAT_WORKERS": "2", "PYPLAT_IDLE_US": "soon"}):
-        r = run_with_pyplat([exe], env=env)
+        r = run_with_pyplat([exe], env=dict(env, PYPLAT_DRIVER="pool"))     # the pool's knobs
         assert r.returncode == 0, r.stdout + r.stderr
         assert r.stdout.split() == ["0", str(4 * 3000)] + [str(3000)] * 4, r.stdout + r.stderr
         if env.get("PYPLAT_POOL_STATS"):
