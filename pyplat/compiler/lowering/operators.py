@@ -6,6 +6,23 @@ from .. import types as T
 from .irbuild import I1, I8, I64, PTR
 
 
+def _constant_divisor_is_safe(c, e):
+    """Whether c is a constant divisor (scalar or vector) with no 0 lane, and no -1 lane when
+    the element type e is signed: then the division cannot trap."""
+    if not isinstance(c, ir.Constant):
+        return False
+    vals = c.constant if isinstance(c.type, ir.VectorType) else [c.constant]
+    if not isinstance(vals, (list, tuple)):
+        return False
+    mask = (1 << e.bits) - 1
+    for v in vals:
+        if isinstance(v, ir.Constant):
+            v = v.constant
+        if not isinstance(v, int) or v & mask == 0 or (e.signed and v & mask == mask):
+            return False
+    return True
+
+
 class Operators:
     def fm(self, instr):
         if self.mg.fast and isinstance(instr, ir.Instruction):
@@ -32,10 +49,8 @@ class Operators:
             return b.sub(a, c)
         if op == "*":
             return b.mul(a, c)
-        if op == "/":
-            return b.sdiv(a, c) if e.signed else b.udiv(a, c)
-        if op == "%":
-            return b.srem(a, c) if e.signed else b.urem(a, c)
+        if op in ("/", "%"):
+            return self.int_divide(op, a, c, t)
         if op == "&":
             return b.and_(a, c)
         if op == "|":
@@ -43,6 +58,28 @@ class Operators:
         if op == "^":
             return b.xor(a, c)
         self.err("unsupported operator '%s'" % op, n)
+
+    def int_divide(self, op, a, c, t):
+        """Integer a / c or a % c that never traps (x86 `idiv` raises SIGFPE, which would take
+        the host down): division by zero and, for signed types, MIN / -1 are undefined in OpenCL
+        C, so the divisor is replaced by 1 in those lanes. x / 0 then gives x and x % 0 gives 0;
+        MIN / -1 gives MIN (the wrapped quotient) and MIN % -1 gives 0 (the true remainder).
+        A constant divisor with no zero (and no -1 for signed types) needs no check."""
+        b = self.b
+        e = t.elem if t.is_vector else t
+        safe_const = _constant_divisor_is_safe(c, e)
+        if not safe_const:
+            def splat(v):
+                return ir.Constant(c.type, [v] * t.count if t.is_vector else v)
+            bad = b.icmp_unsigned("==", c, splat(0))
+            if e.signed:
+                lowest = splat(-(1 << (e.bits - 1)))
+                overflow = b.and_(b.icmp_signed("==", a, lowest), b.icmp_signed("==", c, splat(-1)))
+                bad = b.or_(bad, overflow)
+            c = b.select(bad, splat(1), c)
+        if op == "/":
+            return b.sdiv(a, c) if e.signed else b.udiv(a, c)
+        return b.srem(a, c) if e.signed else b.urem(a, c)
 
     def compare(self, op, a, c, ot, rt):
         b = self.b
@@ -166,7 +203,11 @@ class Operators:
                 i = b.neg(i)
             res = b.gep(old, [i], source_etype=T.mem_llvm(lt.pointee) if not lt.pointee.is_void else I8)
         elif op in ("<<", ">>"):
-            res = self.arith(op, old, self.convert(rhs, rt, lt, n), lt, n)
+            # computed in the promoted left operand's type (C's integer promotions: a char or
+            # short scalar shifts as an int, so its count is masked to 5 bits, not 3 or 4)
+            st = T.INT if lt.is_scalar and not lt.is_float and lt.bits < 32 else lt
+            r = self.arith(op, self.convert(old, lt, st, n), self.convert(rhs, rt, st, n), st, n)
+            res = self.convert(r, st, lt, n)
         else:
             ct = rt if not (lt.is_vector and rt.is_scalar) else lt
             a = self.convert(old, lt, ct, n)
