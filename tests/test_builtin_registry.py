@@ -19,7 +19,8 @@ CHAPTER_KERNELS = {
     "workitem": """
     __kernel void k(__global ulong *o) {
         o[0] = get_global_size(0) + get_local_size(1) + get_enqueued_local_size(2) + get_num_groups(0)
-             + get_global_offset(1) + get_group_id(2) + get_local_id(0) + get_global_id(1) + get_work_dim();
+             + get_global_offset(1) + get_group_id(2) + get_local_id(0) + get_global_id(1) + get_work_dim()
+             + get_global_linear_id() + get_local_linear_id();
     }""",
     "math": """
     __kernel void k(__global float *o, __global int *e, __global double *d) {
@@ -94,6 +95,10 @@ CHAPTER_KERNELS = {
     "atomics": """
     __kernel void k(__global int *o, __global long *l) {
         atomic_add(o, 1); atomic_cmpxchg(o, 1, 2); atomic_inc(o); atom_max(l, 3L);
+    }""",
+    "misc_vector": """
+    __kernel void k(__global int4 *o, __global uint4 *m) {
+        o[0] = shuffle(o[1], m[0]) + shuffle2(o[1], o[2], m[1]);
     }""",
     "printf": """
     __kernel void k(__global int *o) { if (o[0] == 12345) printf("%d %v2f\\n", o[0], (float2)(1, 2)); }""",

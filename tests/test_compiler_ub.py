@@ -29,7 +29,8 @@ __kernel void k(__global const T *a, __global const T *b, __global T *q, __globa
     y %= b[i];
     cq[i] = x;
     cr[i] = y;
-    z[i] = a[i] / (T)0 + a[i] % (T)0;    /* constant zero divisor: unspecified, no trap */
+    /* constant divisors 0 and -1: unspecified for 0 (and MIN / -1), never a trap */
+    z[i] = a[i] / (T)0 + a[i] % (T)0 + a[i] / (T)(-1) + a[i] % (T)(-1);
 }
 """
 

@@ -72,3 +72,25 @@ def global_id(g, n, name):
 @builtin("get_work_dim")
 def work_dim(g, n, name):
     return g.b.trunc(g.wi_slot(abi.CTX_WORK_DIM), I32)
+
+
+@builtin("get_global_linear_id", "get_local_linear_id")
+def linear_id(g, n, name):
+    """OpenCL C 2.0's linear ids: (id2 * size1 + id1) * size0 + id0, with the global ids taken
+    relative to the global offset (group_id * local_size + local_id) and the local ids within
+    the work-group; a dimension >= get_work_dim() has id 0 and size 1."""
+    b = g.b
+    wd = g.wi_slot(abi.CTX_WORK_DIM)
+    v = I64(0)
+    for d in (2, 1, 0):
+        if name == "get_global_linear_id":
+            i = b.add(b.mul(g.wi_slot(abi.CTX_GROUP_ID + d), g.wi_slot(abi.CTX_LOCAL_SIZE + d)),
+                      g.wi_slot(WI_LOCAL_ID + d))
+            size = g.wi_slot(abi.CTX_GLOBAL_SIZE + d)
+        else:
+            i, size = g.wi_slot(WI_LOCAL_ID + d), g.wi_slot(abi.CTX_LOCAL_SIZE + d)
+        if d > 0:
+            present = b.icmp_unsigned(">", wd, I64(d))
+            i, size = b.select(present, i, I64(0)), b.select(present, size, I64(1))
+        v = b.add(b.mul(v, size), i)
+    return v if n.type.bits == 64 else b.trunc(v, n.type.llvm())
