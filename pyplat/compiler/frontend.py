@@ -11,6 +11,7 @@ from clang.cindex import CursorKind as CK, TypeKind as TK
 from . import types as T
 from . import clangapi as capi
 from . import swizzle as SW
+from . import attributes as AT
 from .tree import Node, Var, Func, CompileError
 
 _SCALARS = {
@@ -53,6 +54,7 @@ class Frontend:
         self.accessors = []             # (node, cursor, kind) member/swizzle nodes in post-order
         self.unresolved = []
         self.cur_func = None
+        self.attributed = []            # the statements under attributes, pre-order
         self.externs = {}               # name -> Func declared but not defined here (link time)
         self.header = None              # our header: its declarations are builtins
         self.main_file = "<source>"
@@ -140,7 +142,6 @@ class Frontend:
         f = Func(c.spelling, ret, params, None, is_kernel, c)
         self.funcs[h] = f
         body = None
-        attrs = []
         for ch in c.get_children():
             k = ch.kind
             if k == CK.PARM_DECL:
@@ -165,23 +166,23 @@ class Frontend:
                     f.param_info.append(info)
             elif k == CK.COMPOUND_STMT:
                 body = ch
-            elif k.is_attribute() and is_kernel:
-                toks = self._attr_tokens(ch)
-                if toks and toks[0] not in ("__kernel", "kernel"):
-                    txt = "".join(toks)
-                    attrs.append(txt)
-                    if toks[0] == "reqd_work_group_size":
-                        nums = [capi.evaluate(x) for x in ch.get_children()]
-                        if len(nums) != 3 or None in nums:
-                            nums = [int(x) for x in re.findall(r"\d+", txt)[:3]]
-                        f.reqd = tuple(nums)
-        f.attributes = " ".join(attrs)
-        prev = self.cur_func
-        self.cur_func = f
+        if is_kernel:
+            attrs, reqd = AT.kernel_attributes(c)
+            f.attributes = " ".join(attrs)
+            if reqd is not None:
+                f.reqd = reqd
+        prev = self.cur_func, self.attributed
+        self.cur_func, self.attributed = f, []
         try:
             f.body = self.stmt(body) if body is not None else Node("block")
+            if self.attributed:
+                hints = AT.statement_hints(c)
+                if len(hints) == len(self.attributed):     # else: hints only, results unchanged
+                    for n, h in zip(self.attributed, hints):
+                        if h and n.op in ("for", "while", "do"):
+                            n.val = h
         finally:
-            self.cur_func = prev
+            self.cur_func, self.attributed = prev
         self.func_order.append(f)
         return f
 
@@ -236,7 +237,13 @@ class Frontend:
             if not refs:
                 raise CompileError("computed goto is not supported", c)
             return Node("goto", val=refs[0], cur=c)
-        raise CompileError("unsupported statement (%s)" % k.name.lower(), c)
+        if k == CK.UNEXPOSED_STMT and AT.is_attributed_statement(c):
+            # statement attributes (loop hints, fallthrough): hints attached in function()
+            slot = len(self.attributed)
+            self.attributed.append(None)
+            self.attributed[slot] = n = self.stmt(next(c.get_children()))
+            return n
+        raise CompileError("unsupported statement (%s)" % AT.describe(c), c)
 
     def for_stmt(self, c):
         kids = list(c.get_children())

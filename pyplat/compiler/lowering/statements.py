@@ -193,5 +193,21 @@ class Statements:
         b.position_at_end(inc_bb)
         if inc is not None:
             inc_fn(inc)
-        b.branch(cond_bb)
+        latch = b.branch(cond_bb)
+        if prefix == "loop" and n.val:
+            latch.set_metadata("llvm.loop", self.loop_id(n.val))
         b.position_at_end(end_bb)
+
+    def loop_id(self, hints):
+        """A loop's !llvm.loop node (distinct, its first operand itself) carrying the unroll
+        hints of #pragma unroll / opencl_unroll_hint."""
+        m = self.b.module
+        ops = []
+        if "count" in hints:
+            ops.append(m.add_metadata([ir.MetaDataString(m, "llvm.loop.unroll.count"),
+                                       ir.Constant(ir.IntType(32), hints["count"])]))
+        if "unroll" in hints:
+            ops.append(m.add_metadata([ir.MetaDataString(m, "llvm.loop.unroll." + hints["unroll"])]))
+        node = ir.values.MDValue(m, [], name=str(len(m.metadata)))
+        node.operands = (node,) + tuple(ops)
+        return node
