@@ -88,3 +88,21 @@ def evaluate(cursor):
         return None
     finally:
         _eval_dispose(r)
+
+
+_pretty = _fn("clang_getCursorPrettyPrinted", ci._CXString, ci.Cursor, ctypes.c_void_p)
+_policy = _fn("clang_getCursorPrintingPolicy", ctypes.c_void_p, ci.Cursor)
+_policy_dispose = _fn("clang_PrintingPolicy_dispose", None, ctypes.c_void_p)
+
+
+def pretty_printed(decl):
+    """clang's own printing of a declaration's AST (a function definition: its whole body),
+    after preprocessing: every macro expanded as the preprocessor chose it, every member and
+    vector component accessor spelled as clang resolved it."""
+    pol = _policy(decl)
+    try:
+        s = _pretty(decl, pol)          # a _CXString: disposed by its own __del__
+        return (_cstr(s) or b"").decode("utf-8", "replace")
+    finally:
+        if pol:
+            _policy_dispose(pol)

@@ -215,7 +215,6 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
                 unavailable[c.spelling] = _error_line(e)
                 continue
             exported.append((f, c))
-        fe.resolve_swizzles()
     else:
         for f in fe.externs.values():
             raise CompileError("function '%s' is declared but not defined (compile with "

@@ -44,15 +44,14 @@ def _strip_quals(s):
 class Frontend:
     def __init__(self, tu, sources):
         self.tu = tu
-        self.sources = sources          # file name -> text (for accessor recovery)
+        self.sources = sources          # file name -> text
         self.tcache = {}
         self.rcache = {}
         self.vars = {}                  # decl hash -> Var
         self.funcs = {}                 # decl hash -> Func
         self.func_order = []
         self.globals = []               # program-scope variables in use
-        self.accessors = []             # (node, cursor, kind) member/swizzle nodes in post-order
-        self.unresolved = []
+        self.accessors = []             # member/swizzle nodes of the function being built, post-order
         self.cur_func = None
         self.attributed = []            # the statements under attributes, pre-order
         self.externs = {}               # name -> Func declared but not defined here (link time)
@@ -118,7 +117,6 @@ class Frontend:
             if c.kind == CK.FUNCTION_DECL and c.is_definition():
                 if self.is_kernel(c):
                     kernels.append(self.function(c, True))
-        self.resolve_swizzles()
         return kernels
 
     def is_kernel(self, c):
@@ -171,10 +169,11 @@ class Frontend:
             f.attributes = " ".join(attrs)
             if reqd is not None:
                 f.reqd = reqd
-        prev = self.cur_func, self.attributed
-        self.cur_func, self.attributed = f, []
+        prev = self.cur_func, self.attributed, self.accessors
+        self.cur_func, self.attributed, self.accessors = f, [], []
         try:
             f.body = self.stmt(body) if body is not None else Node("block")
+            self.resolve_accessors(c, self.accessors)
             if self.attributed:
                 hints = AT.statement_hints(c)
                 if len(hints) == len(self.attributed):     # else: hints only, results unchanged
@@ -182,7 +181,7 @@ class Frontend:
                         if h and n.op in ("for", "while", "do"):
                             n.val = h
         finally:
-            self.cur_func, self.attributed = prev
+            self.cur_func, self.attributed, self.accessors = prev
         self.func_order.append(f)
         return f
 
@@ -390,6 +389,19 @@ class Frontend:
         t = self.ty(c.type)
         return Node("const", t, val=v, cur=c)
 
+    def e_trait(self, c):
+        n = self.e_literal(c)
+        # sizeof / vec_step / alignof of an expression: never evaluated, but its member and
+        # swizzle accessors are in clang's printing of the function: build the operand (and
+        # drop it) so that resolve_accessors pairs the function's accessors one to one
+        for k in c.get_children():
+            if k.kind.is_expression():
+                try:
+                    self.expr(k)
+                except CompileError:
+                    pass
+        return n
+
     def e_paren(self, c):
         return self.expr(next(c.get_children()))
 
@@ -441,8 +453,11 @@ class Frontend:
             if t.is_vector and t.count == s.count:
                 if sub.lv:
                     is_swz = c.type.get_address_space() == ch.type.get_address_space()
+                elif c.extent.end.offset == ch.extent.end.offset:
+                    # a swizzle written in a macro body has its base's extent: clang's AST decides
+                    return self.swizzle(c, sub, t, maybe=True)
                 else:
-                    is_swz = c.extent.end.offset != ch.extent.end.offset
+                    is_swz = True
             else:
                 is_swz = True
             if is_swz:
@@ -452,53 +467,30 @@ class Frontend:
             return n if n.type == t else self.conv(n, t, c)
         return self.conv(sub, t, c)
 
-    def swizzle(self, c, base, t):
+    def swizzle(self, c, base, t, maybe=False):
         n = Node("swz", t, [base], lv=base.lv, cur=c)
-        end = capi.spelling_loc(c.extent.end)
-        text = self.sources.get(end[0])
-        name = SW.accessor_before(text, end[3]) if text is not None else None
-        if name is not None:
-            idx = SW.parse_accessor(name, base.type.count)
-            if idx is not None and len(idx) == (t.count if t.is_vector else 1):
-                n.val = idx
-        self.accessors.append((n, c, end))
-        if n.val is None:
-            self.unresolved.append(n)
+        self.accessors.append((n, maybe))     # its components: resolve_accessors, from clang's AST
         return n
 
-    def resolve_swizzles(self):
-        if not self.unresolved:
+    def resolve_accessors(self, decl, nodes):
+        """Give the swizzle nodes built for function `decl` (with its member nodes, in the order
+        built: post-order) their components, from clang's printing of the function's AST."""
+        if not any(n.op == "swz" for n, _ in nodes):
             return
-        macros = {}
-        for text in self.sources.values():
-            macros.update(SW.collect_defines(text))
-        groups = {}
-        for n, c, end in self.accessors:
-            ex = capi.expansion_loc(c.extent.start)
-            groups.setdefault((ex[0], ex[3]), []).append((n, c, end))
-        for (fname, off), items in groups.items():
-            if not any(n.val is None and n.op == "swz" for n, _, _ in items):
-                continue
-            text = self.sources.get(fname)
-            acc, inv_end = SW.invocation_accessors(text, off, macros) if text else (None, off)
-            bad = items[0][1]
-            if acc is None:
-                raise CompileError("cannot determine the vector component accessor of this expression", bad)
-            # keep the nodes whose accessor lies inside this invocation
-            mine = [(n, c) for n, c, end in items
-                    if n.val is None or (end[0] == fname and off <= end[3] <= inv_end)]
-            if len(mine) != len(acc):
-                raise CompileError("cannot determine the vector component accessor of this expression "
-                                   "(macro too complex)", bad)
-            for (n, c), name in zip(mine, acc):
-                if n.op == "member":
-                    if n.val[2] != name:
-                        raise CompileError("cannot match member accessors in macro expansion", c)
-                    continue
-                idx = SW.parse_accessor(name, n.kids[0].type.count)
-                if idx is None or len(idx) != (n.type.count if n.type.is_vector else 1):
-                    raise CompileError("cannot determine the vector component accessor of this expression", c)
-                n.val = idx
+        names = SW.printed_accessors(capi.pretty_printed(decl))
+        items = [("member", n.val[2]) if n.op == "member" else
+                 ("maybe" if maybe else "swz", n.kids[0].type.count, n.type.count if n.type.is_vector else 1)
+                 for n, maybe in nodes]
+        got = SW.pair(items, names)
+        if got is None:
+            bad = next(n for n, _ in nodes if n.op == "swz")
+            raise CompileError("cannot determine the vector component accessor of this expression "
+                               "(clang's AST of '%s' has %d accessors, the front end %d)"
+                               % (decl.spelling, len(names), len(nodes)), bad.cur)
+        for (n, _), name in zip(nodes, got):
+            if n.op == "swz":
+                # a "maybe" that took no name is an implicit conversion to its own type: identity
+                n.val = SW.parse_accessor(name, n.kids[0].type.count) if name else list(range(n.type.count))
 
     def e_member(self, c):
         base = self.expr(next(c.get_children()))
@@ -512,7 +504,7 @@ class Frontend:
             raise CompileError("unsupported member access '%s'" % name, c)
         off, ft = st.fields[name]
         n = Node("member", ft, [base], lv=True, val=(off, arrow, name), cur=c)
-        self.accessors.append((n, c, capi.spelling_loc(c.extent.end)))
+        self.accessors.append((n, False))
         return n
 
     def e_subscript(self, c):
@@ -677,7 +669,7 @@ class Frontend:
 
 _EXPR = {
     CK.INTEGER_LITERAL: Frontend.e_literal, CK.FLOATING_LITERAL: Frontend.e_literal,
-    CK.CHARACTER_LITERAL: Frontend.e_literal, CK.CXX_UNARY_EXPR: Frontend.e_literal,
+    CK.CHARACTER_LITERAL: Frontend.e_literal, CK.CXX_UNARY_EXPR: Frontend.e_trait,
     CK.CXX_BOOL_LITERAL_EXPR: Frontend.e_literal,
     CK.PAREN_EXPR: Frontend.e_paren, CK.DECL_REF_EXPR: Frontend.e_declref,
     CK.UNEXPOSED_EXPR: Frontend.e_unexposed, CK.MEMBER_REF_EXPR: Frontend.e_member,

@@ -1,17 +1,15 @@
-"""Vector component accessors (swizzles).
+"""Vector component accessors (swizzles), taken from clang's AST.
 
-libclang shows ``v.xyz`` only as an UNEXPOSED_EXPR; the accessor text is not
-exposed.  We recover it in two ways:
-
-1. fast path: the spelling location of the end of the expression's extent; the
-   source text just before it must read ``.accessor`` (plain code and swizzles
-   written in macro arguments);
-2. macro bodies: the expression's start expands from a macro invocation in the
-   file.  We re-expand that invocation with a small preprocessor over the
-   program's own ``#define`` lines and list its ``.name`` / ``->name`` accessors
-   in text order; they correspond one to one, in order, to the member and
-   swizzle expressions of that invocation taken in post-order (which is text
-   order of the accessors).
+libclang shows ``v.xyz`` (an ExtVectorElementExpr) only as an UNEXPOSED_EXPR and does not
+expose its accessor, and the source text is no substitute: the accessor may be written in a
+macro body defined in an included header, chosen under ``#if``/``#else``, pasted with ``##``,
+spread over nested macros.  clang's printer does expose it: printing a function definition
+(``clang_getCursorPrettyPrinted``) prints its AST after preprocessing, each member and
+vector component accessor spelled as clang resolved it.  In that printing the accessors of
+member and swizzle expressions appear in the order in which their expressions complete, i.e.
+in post-order of the expression tree, which is the order the front end builds its ``member``
+and ``swz`` nodes in.  ``printed_accessors`` lists them; the front end pairs them with its
+nodes one to one and checks each member name on the way.
 """
 import re
 
@@ -49,17 +47,54 @@ def parse_accessor(name, count):
     return idx
 
 
-_TAIL = re.compile(r"(?:\.|->)\s*([A-Za-z_]\w*)$")
-
-
-def accessor_before(text, offset):
-    """The accessor name if text[:offset] ends with `.name` or `->name`."""
-    m = _TAIL.search(text, max(0, offset - 80), offset)
-    return m.group(1) if m else None
-
-
-# ---------------------------------------------------------------- mini preprocessor
+# clang's printing is plain C: strings and character literals (escaped), pp-numbers such as
+# 1.F, .5, 1.0E+3, 0x1.8p+1, identifiers, punctuators.  No comments, no directives.
 _TOK = re.compile(r"""\s*(?:
+    (?P<str>"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')
+  | (?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)
+  | (?P<id>[A-Za-z_$]\w*)
+  | (?P<op>->|\.\.\.|\S)
+)""", re.X | re.S)
+
+
+def _tokens(text):
+    out, pos, n = [], 0, len(text)
+    while pos < n:
+        m = _TOK.match(text, pos)
+        if m is None or m.lastgroup is None:
+            break
+        out.append((m.lastgroup, m.group(m.lastgroup)))
+        pos = m.end()
+    return out
+
+
+def printed_accessors(text):
+    """Names after `.` and `->` in clang's printing of a function, in text order; the
+    designators of initialiser lists (`{.x = 1, [2].y = 3}`) are not accessors and are left out."""
+    toks = _tokens(text)
+    out, i, n = [], 0, len(toks)
+    while i < n:
+        kind, v = toks[i]
+        prev = toks[i - 1][1] if i else None
+        if kind == "op" and v in (".", "[") and prev in ("{", ","):
+            # a designator: no expression starts with '.' or '[' after '{' or ','
+            depth = 0
+            while i < n and not (depth == 0 and toks[i][1] == "="):
+                if toks[i][1] == "[":
+                    depth += 1
+                elif toks[i][1] == "]":
+                    depth -= 1
+                i += 1
+            continue
+        if kind == "op" and v in (".", "->") and i + 1 < n and toks[i + 1][0] == "id":
+            out.append(toks[i + 1][1])
+            i += 2
+            continue
+        i += 1
+    return out
+
+
+_SRC_TOK = re.compile(r"""\s*(?:
     (?P<id>[A-Za-z_]\w*)
   | (?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)
   | (?P<str>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
@@ -68,10 +103,11 @@ _TOK = re.compile(r"""\s*(?:
 
 
 def tokenize(text, pos=0, end=None):
+    """(token, offset) pairs of raw source text (used by the front end for a for-header's slots)."""
     end = len(text) if end is None else end
     out = []
     while pos < end:
-        m = _TOK.match(text, pos)
+        m = _SRC_TOK.match(text, pos)
         if not m or m.end() == pos or m.lastgroup is None:
             break
         out.append((m.group(m.lastgroup), m.start(m.lastgroup)))
@@ -79,113 +115,36 @@ def tokenize(text, pos=0, end=None):
     return out
 
 
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$", re.M)
+def pair(items, names):
+    """Pair accessor names (printed_accessors) with the front end's nodes in post-order.
+    items: ("member", name) | ("swz", count, width) | ("maybe", count, width) where count is the
+    base's component count and width the result's (1 for a scalar). A "maybe" is an expression
+    libclang cannot tell from an implicit conversion of the same type (a full-width swizzle of
+    an rvalue written in a macro body): it takes a name or none. Returns, per item, its name or
+    None, or returns None when no pairing takes every name."""
+    n, m = len(items), len(names)
 
+    def fits(item, name):
+        if item[0] == "member":
+            return item[1] == name
+        idx = parse_accessor(name, item[1])
+        return idx is not None and len(idx) == item[2]
 
-def collect_defines(text):
-    text = text.replace("\\\n", " ")
-    macros = {}
-    for m in _DEFINE.finditer(text):
-        params = None
-        if m.group(2) is not None:
-            params = [p.strip() for p in m.group(2)[1:-1].split(",") if p.strip()]
-        body = [t for t, _ in tokenize(re.sub(r"/\*.*?\*/|//.*", " ", m.group(3)))]
-        macros[m.group(1)] = (params, body)
-    return macros
-
-
-def _collect_args(toks, i):
-    """toks[i] == '('; return (list of arg token lists, index after ')')."""
-    depth, args, cur = 0, [], []
-    j = i
-    while j < len(toks):
-        t = toks[j]
-        if t in ("(", "[", "{"):
-            depth += 1
-            if depth == 1:
-                j += 1
-                continue
-        elif t in (")", "]", "}"):
-            depth -= 1
-            if depth == 0:
-                args.append(cur)
-                return args, j + 1
-        elif t == "," and depth == 1:
-            args.append(cur)
-            cur = []
+    # ok[i][j]: items[i:] can take exactly names[j:]
+    ok = [[False] * (m + 1) for _ in range(n + 1)]
+    ok[n][m] = True
+    for i in range(n - 1, -1, -1):
+        for j in range(m, -1, -1):
+            take = j < m and fits(items[i], names[j]) and ok[i + 1][j + 1]
+            skip = items[i][0] == "maybe" and ok[i + 1][j]
+            ok[i][j] = take or skip
+    if not ok[0][0]:
+        return None
+    out, j = [], 0
+    for i, item in enumerate(items):
+        if j < m and fits(item, names[j]) and ok[i + 1][j + 1]:
+            out.append(names[j])
             j += 1
-            continue
-        cur.append(t)
-        j += 1
-    return args, j
-
-
-def expand(toks, macros, hide=frozenset()):
-    out, i = [], 0
-    while i < len(toks):
-        t = toks[i]
-        m = macros.get(t)
-        if m is not None and t not in hide:
-            params, body = m
-            if params is None:
-                out += expand(body, macros, hide | {t})
-                i += 1
-                continue
-            if i + 1 < len(toks) and toks[i + 1] == "(":
-                args, j = _collect_args(toks, i + 1)
-                if params == [] and args == [[]]:
-                    args = []
-                amap = dict(zip(params, args))
-                sub, k = [], 0
-                while k < len(body):
-                    b = body[k]
-                    if b == "#" and k + 1 < len(body) and body[k + 1] in amap:
-                        sub.append('"%s"' % " ".join(amap[body[k + 1]]))
-                        k += 2
-                        continue
-                    if b == "##" and sub and k + 1 < len(body):
-                        nxt = body[k + 1]
-                        nxt_toks = amap.get(nxt, [nxt])
-                        sub[-1] = sub[-1] + (nxt_toks[0] if nxt_toks else "")
-                        sub += nxt_toks[1:]
-                        k += 2
-                        continue
-                    if b in amap:
-                        sub += expand(amap[b], macros, hide)
-                    else:
-                        sub.append(b)
-                    k += 1
-                out += expand(sub, macros, hide | {t})
-                i = j
-                continue
-        out.append(t)
-        i += 1
+        else:
+            out.append(None)
     return out
-
-
-def invocation_accessors(text, offset, macros):
-    """Expand the macro invocation starting at text[offset]; return (accessor names, end offset)."""
-    toks = tokenize(text, offset, min(len(text), offset + 20000))
-    if not toks or toks[0][0] not in macros:
-        return None, offset
-    name = toks[0][0]
-    params, _ = macros[name]
-    n = 1
-    if params is not None:
-        if len(toks) < 2 or toks[1][0] != "(":
-            return None, offset
-        depth = 0
-        for n in range(1, len(toks)):
-            if toks[n][0] == "(":
-                depth += 1
-            elif toks[n][0] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-        n += 1
-    inv = [t for t, _ in toks[:n]]
-    end = toks[n - 1][1] + len(toks[n - 1][0])
-    ex = expand(inv, macros)
-    acc = [ex[k + 1] for k in range(len(ex) - 1)
-           if ex[k] in (".", "->") and re.match(r"[A-Za-z_]", ex[k + 1])]
-    return acc, end
