@@ -12,6 +12,7 @@ from pyplat.compiler import options as copts
 pyplat.enable()     # before pyopencl initialises its loader
 
 cl = pytest.importorskip("pyopencl")
+pytestmark = pytest.mark.filterwarnings("ignore:Non-empty compiler output")
 
 STDS = ["CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"]
 
@@ -252,6 +253,20 @@ def test_macros_only_where_the_spec_says(ctx, queue):
     names = ["__IMAGE_SUPPORT__", "__FAST_RELAXED_MATH__", "__EMBEDDED_PROFILE__", "__kernel_exec"]
     assert _defined(ctx, queue, names, "") == {"__kernel_exec"}            # no images
     assert "__FAST_RELAXED_MATH__" in _defined(ctx, queue, names, "-cl-fast-relaxed-math")
+
+
+def test_options_that_change_the_language(ctx, queue):
+    """-cl-single-precision-constant makes double literals float; the math flags set the macros
+    programs test (__FINITE_MATH_ONLY__ is 1 under -cl-finite-math-only or -cl-fast-relaxed-math)."""
+    src = """#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+    __kernel void k(__global int *o) {
+        o[0] = (1.0 / 3.0) == (double)(1.0f / 3.0f);
+        o[1] = __FINITE_MATH_ONLY__;
+    }"""
+    got = {opt: list(_run(ctx, queue, src, opt, [(np.int32, 2)])[0])
+           for opt in ("", "-cl-single-precision-constant", "-cl-finite-math-only", "-cl-fast-relaxed-math")}
+    assert got == {"": [0, 0], "-cl-single-precision-constant": [1, 0], "-cl-finite-math-only": [0, 1],
+                   "-cl-fast-relaxed-math": [0, 1]}
 
 
 def test_kernel_exec_qualifier(ctx, queue):

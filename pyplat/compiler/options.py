@@ -20,12 +20,13 @@ _FLAGS = {
 }
 # the ones clang's driver knows, passed on: some change how clang reads the program (-w, -Werror,
 # -cl-single-precision-constant, and the macros clang predefines: __FAST_RELAXED_MATH__,
-# __FINITE_MATH_ONLY__); not -cl-denorms-are-zero, which clang would report as an unused argument
-# for this target (an error under -Werror). Code generation is ours (ModuleGen reads the flags): / and sqrt are IEEE,
-# correctly rounded, unless fast math is asked for, so -cl-fp32-correctly-rounded-divide-sqrt (the
-# device advertises CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) needs nothing more; denormals are kept
-# even with -cl-denorms-are-zero (the spec allows it); work-groups may be non-uniform whatever
-# -cl-uniform-work-group-size says; -g and -cl-no-subgroup-ifp (no subgroups) change nothing.
+# __FINITE_MATH_ONLY__); not -cl-denorms-are-zero, which clang would report as an unused
+# argument for this target (an error under -Werror). Code generation is ours (ModuleGen reads
+# the flags): / and sqrt are IEEE, correctly rounded, unless fast math is asked for, so
+# -cl-fp32-correctly-rounded-divide-sqrt (the device advertises CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
+# needs nothing more; denormals are kept even with -cl-denorms-are-zero (the spec allows it);
+# work-groups may be non-uniform whatever -cl-uniform-work-group-size says; -g and
+# -cl-no-subgroup-ifp (no subgroups) change nothing.
 _CLANG_FLAGS = {
     "-w", "-Werror", "-cl-opt-disable", "-cl-fast-relaxed-math", "-cl-mad-enable",
     "-cl-finite-math-only", "-cl-no-signed-zeros", "-cl-kernel-arg-info",
@@ -61,8 +62,8 @@ class Options:
         return 0 if "-cl-opt-disable" in self.flags else 3
 
     def clang_args(self):
-        args = ["-cl-std=" + self.std,
-                "-Xclang", "-cl-ext=" + ",".join(["-all"] + ["+" + e for e in EXTENSIONS + OPENCL_C_FEATURES])]
+        exts = ["-all"] + ["+" + e for e in EXTENSIONS + OPENCL_C_FEATURES]
+        args = ["-cl-std=" + self.std, "-Xclang", "-cl-ext=" + ",".join(exts)]
         for d in self.defines:
             args.append("-D" + d)
         for i in self.includes:
