@@ -89,7 +89,10 @@ typedef half half8 __attribute__((ext_vector_type(8)));
 typedef half half16 __attribute__((ext_vector_type(16)));
 #endif
 
+/* printf is OpenCL C 1.2 and later; earlier versions reject a variadic prototype outright. */
+#if __OPENCL_C_VERSION__ >= 120
 int printf(__constant const char *restrict format, ...);
+#endif
 
 #if defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ >= 200
 typedef enum memory_scope {
@@ -112,6 +115,16 @@ typedef enum memory_order {
 #if !defined(__OPENCL_C_VERSION__) || __OPENCL_C_VERSION__ < 200
 /* OpenCL 2.0's name for barrier(); offered to 1.x programs too (clang declares it for 2.0+). */
 void __attribute__((overloadable)) work_group_barrier(uint flags);
+#endif
+
+/* OpenCL C 1.x's kernel qualifier with attributes (spec 6.7.2 in 1.2) */
+#define __kernel_exec(X, typen) __kernel __attribute__((work_group_size_hint(X, 1, 1))) \
+    __attribute__((vec_type_hint(typen)))
+#define kernel_exec(X, typen) __kernel_exec(X, typen)
+
+#if __OPENCL_C_VERSION__ >= 200
+#define ATOMIC_VAR_INIT(x) (x)
+#define ATOMIC_FLAG_INIT 0
 #endif
 
 #define CLK_LOCAL_MEM_FENCE 1
@@ -153,6 +166,12 @@ void __attribute__((overloadable)) work_group_barrier(uint flags);
 #define DBL_MAX 0x1.fffffffffffffp1023
 #define DBL_MIN 0x1.0p-1022
 #define DBL_EPSILON 0x1.0p-52
+#define DBL_RADIX 2
+
+/* ilogb's results for 0 and NaN (the spec allows INT_MIN or -INT_MAX, and INT_MAX or INT_MIN):
+ * ilogb calls the host's libm, which returns INT_MIN for both on x86-64. */
+#define FP_ILOGB0 INT_MIN
+#define FP_ILOGBNAN INT_MIN
 
 #define MAXFLOAT FLT_MAX
 #define HUGE_VALF __builtin_huge_valf()

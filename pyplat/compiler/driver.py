@@ -179,7 +179,7 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
     are emitted (callable from other units) and calls of functions only declared here stay
     external declarations, resolved by link()."""
     args = ["-x", "cl", "-cl-no-stdinc", "-Xclang", "-fdeclare-opencl-builtins",
-            "-Xclang", "-cl-ext=+all", "-include", HEADER] + opts.clang_args()
+            "-include", HEADER] + opts.clang_args()
     unsaved = [(SOURCE_NAME, source)]
     sources = _Sources()
     sources[SOURCE_NAME] = source

@@ -6,19 +6,44 @@ class InvalidOption(Exception):
     pass
 
 
+# Every build option of the OpenCL 3.0 API spec (5.8.6 "Compiler Options") that takes no argument.
+# -D/-I and -cl-std= are parsed below; anything else is CL_INVALID_BUILD_OPTIONS.
 _FLAGS = {
-    "-w", "-Werror", "-cl-opt-disable", "-cl-fast-relaxed-math", "-cl-mad-enable",
-    "-cl-finite-math-only", "-cl-no-signed-zeros", "-cl-denorms-are-zero", "-cl-kernel-arg-info",
-    "-cl-single-precision-constant", "-cl-unsafe-math-optimizations", "-cl-strict-aliasing",
-    "-cl-uniform-work-group-size", "-cl-no-subgroup-ifp",
+    # math intrinsics
+    "-cl-single-precision-constant", "-cl-denorms-are-zero", "-cl-fp32-correctly-rounded-divide-sqrt",
+    # optimisation
+    "-cl-opt-disable", "-cl-strict-aliasing", "-cl-uniform-work-group-size", "-cl-no-subgroup-ifp",
+    "-cl-mad-enable", "-cl-no-signed-zeros", "-cl-unsafe-math-optimizations", "-cl-finite-math-only",
+    "-cl-fast-relaxed-math",
+    # warnings, kernel argument information, debugging
+    "-w", "-Werror", "-cl-kernel-arg-info", "-g",
 }
-# flags clang's driver understands itself
+# the ones clang's driver knows, passed on: some change how clang reads the program (-w, -Werror,
+# -cl-single-precision-constant, and the macros clang predefines: __FAST_RELAXED_MATH__,
+# __FINITE_MATH_ONLY__); not -cl-denorms-are-zero, which clang would report as an unused
+# argument for this target (an error under -Werror). Code generation is ours (ModuleGen reads
+# the flags): / and sqrt are IEEE, correctly rounded, unless fast math is asked for, so
+# -cl-fp32-correctly-rounded-divide-sqrt (the device advertises CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
+# needs nothing more; denormals are kept even with -cl-denorms-are-zero (the spec allows it);
+# work-groups may be non-uniform whatever -cl-uniform-work-group-size says; -g and
+# -cl-no-subgroup-ifp (no subgroups) change nothing.
 _CLANG_FLAGS = {
     "-w", "-Werror", "-cl-opt-disable", "-cl-fast-relaxed-math", "-cl-mad-enable",
-    "-cl-finite-math-only", "-cl-no-signed-zeros", "-cl-denorms-are-zero", "-cl-kernel-arg-info",
+    "-cl-finite-math-only", "-cl-no-signed-zeros", "-cl-kernel-arg-info",
     "-cl-single-precision-constant", "-cl-unsafe-math-optimizations",
 }
+# -cl-std values; CL1.0 is not in 3.0's list but clang and older programs know it
 _STDS = {"CL1.0": "CL1.0", "CL1.1": "CL1.1", "CL1.2": "CL1.2", "CL2.0": "CL2.0", "CL3.0": "CL3.0"}
+
+# What OpenCL C programs get, whatever the version: the extensions and the OpenCL C 3.0 optional
+# features the device reports (core/device.py: CL_DEVICE_EXTENSIONS, CL_DEVICE_OPENCL_C_FEATURES;
+# tests check that they agree). clang would otherwise define the macro of every extension and
+# feature it knows (images, pipes, generic address space, ...).
+EXTENSIONS = ("cl_khr_fp64", "cl_khr_byte_addressable_store",
+              "cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
+              "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
+              "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics")
+OPENCL_C_FEATURES = ("__opencl_c_fp64", "__opencl_c_int64")
 
 
 class Options:
@@ -37,7 +62,8 @@ class Options:
         return 0 if "-cl-opt-disable" in self.flags else 3
 
     def clang_args(self):
-        args = ["-cl-std=" + self.std]
+        exts = ["-all"] + ["+" + e for e in EXTENSIONS + OPENCL_C_FEATURES]
+        args = ["-cl-std=" + self.std, "-Xclang", "-cl-ext=" + ",".join(exts)]
         for d in self.defines:
             args.append("-D" + d)
         for i in self.includes:
