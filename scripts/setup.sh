@@ -9,6 +9,8 @@ EXTRAS=${EXTRAS:-test}
 
 # python3-venv / python3-dev: Debian's interpreter needs them for venvs and for libpython.
 packages="opencl-headers ocl-icd-opencl-dev clinfo pocl-opencl-icd gcc pkg-config python3-venv python3-dev"
+# CLBlast's test binaries: a real OpenCL library the tests run on PyPlat and PoCL (tests/test_clblast.py).
+case ",$EXTRAS," in *,test,*) packages="$packages clblast-tests" ;; esac
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] && ! dpkg -s $packages >/dev/null 2>&1; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null
