@@ -8,18 +8,11 @@ printer writes the AST back: attribute arguments as the values clang computed (m
 expanded, constant expressions folded), loop hints in a canonical form. We read that
 output, never the program's text.
 """
-import ctypes
 import re
-import clang.cindex as ci
 
 from . import clangapi as capi
 from .tree import CompileError
 
-_policy = capi._fn("clang_getCursorPrintingPolicy", ctypes.c_void_p, ci.Cursor)
-_set_prop = capi._fn("clang_PrintingPolicy_setProperty", None, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint)
-_dispose_policy = capi._fn("clang_PrintingPolicy_dispose", None, ctypes.c_void_p)
-_pretty = capi._fn("clang_getCursorPrettyPrinted", ci._CXString, ci.Cursor, ctypes.c_void_p)
-_TERSE = 8          # CXPrintingPolicy_TerseOutput: declarations without their bodies
 
 # the kernel attributes of the OpenCL C spec, as clang prints them
 _KERNEL_ATTR = re.compile(r"__attribute__\(\((reqd_work_group_size|work_group_size_hint|vec_type_hint|"
@@ -29,23 +22,11 @@ _STMT_ATTR = re.compile(r"[ \t]*(#pragma [^\n]*\n|__attribute__\(\(\w+(?:\([^()]
                         r"\[\[[\w:]+(?:\([^()]*\))?\]\])\s*")
 
 
-def pretty(cursor, terse=False):
-    """clang's rendering of a declaration or statement from its AST."""
-    pol = _policy(cursor)
-    try:
-        if terse:
-            _set_prop(pol, _TERSE, 1)
-        s = _pretty(cursor, pol)         # a _CXString: disposed by its own finaliser
-        return (capi._cstr(s) or b"").decode("utf-8", "replace")
-    finally:
-        _dispose_policy(pol)
-
-
 def kernel_attributes(fn):
     """(attribute strings for CL_KERNEL_ATTRIBUTES, reqd_work_group_size or None) of a
     function cursor, with the argument values clang computed (a macro argument reads as
     its value)."""
-    head = pretty(fn, terse=True)
+    head = capi.pretty_printed(fn, terse=True)
     name_at = head.find(" " + fn.spelling + "(")
     if name_at >= 0:
         head = head[:name_at]
@@ -68,13 +49,13 @@ def is_attributed_statement(c):
     return len(kids) == 1 and (kids[0].kind.is_statement() or kids[0].kind.is_expression())
 
 
-def statement_hints(fn):
+def statement_hints(text):
     """Loop hints of each attributed statement of a function definition, in the order of a
-    pre-order walk of its body. libclang cannot print a statement alone, so they come from
-    clang's rendering of the whole function: there, each attributed statement starts a line
-    with its attributes (``#pragma unroll (4)``, ``__attribute__((opencl_unroll_hint(2)))``).
+    pre-order walk of its body, from `text`, clang's printing of the whole function
+    (capi.pretty_printed; libclang cannot print a statement alone): there, each attributed
+    statement starts a line with its attributes (``#pragma unroll (4)``,
+    ``__attribute__((opencl_unroll_hint(2)))``).
     Each entry is a dict: 'unroll' in ('enable', 'full', 'disable') and/or 'count' (int)."""
-    text = pretty(fn)
     start = text.find("{")
     groups = []
     for m in re.finditer(r"\n[ \t]*(?=#pragma |__attribute__\(\(|\[\[)", text[start:]):
@@ -142,7 +123,7 @@ def describe(c):
     name = c.kind.name.lower()
     if name.startswith("unexposed"):
         try:
-            text = " ".join(pretty(c).split())
+            text = " ".join(capi.pretty_printed(c).split())
         except Exception:   # no rendering: the kind alone
             text = ""
         if text:

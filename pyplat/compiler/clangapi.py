@@ -92,15 +92,20 @@ def evaluate(cursor):
 
 _pretty = _fn("clang_getCursorPrettyPrinted", ci._CXString, ci.Cursor, ctypes.c_void_p)
 _policy = _fn("clang_getCursorPrintingPolicy", ctypes.c_void_p, ci.Cursor)
+_policy_set = _fn("clang_PrintingPolicy_setProperty", None, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint)
 _policy_dispose = _fn("clang_PrintingPolicy_dispose", None, ctypes.c_void_p)
+_TERSE_OUTPUT = 8       # CXPrintingPolicy_TerseOutput: declarations without their bodies
 
 
-def pretty_printed(decl):
-    """clang's own printing of a declaration's AST (a function definition: its whole body),
-    after preprocessing: every macro expanded as the preprocessor chose it, every member and
-    vector component accessor spelled as clang resolved it."""
+def pretty_printed(decl, terse=False):
+    """clang's own printing of a declaration's AST (a function definition: its whole body;
+    terse: its declaration only), after preprocessing: every macro expanded as the preprocessor
+    chose it, attribute arguments as clang computed them, every member and vector component
+    accessor spelled as clang resolved it."""
     pol = _policy(decl)
     try:
+        if terse and pol:
+            _policy_set(pol, _TERSE_OUTPUT, 1)
         s = _pretty(decl, pol)          # a _CXString: disposed by its own __del__
         return (_cstr(s) or b"").decode("utf-8", "replace")
     finally:

@@ -173,9 +173,13 @@ class Frontend:
         self.cur_func, self.attributed, self.accessors = f, [], []
         try:
             f.body = self.stmt(body) if body is not None else Node("block")
-            self.resolve_accessors(c, self.accessors)
+            swizzles = any(n.op == "swz" for n, _ in self.accessors)
+            # clang's printing of the function, once: accessors and loop hints are read from it
+            printed = capi.pretty_printed(c) if swizzles or self.attributed else ""
+            if swizzles:
+                self.resolve_accessors(c, printed, self.accessors)
             if self.attributed:
-                hints = AT.statement_hints(c)
+                hints = AT.statement_hints(printed)
                 if len(hints) == len(self.attributed):     # else: hints only, results unchanged
                     for n, h in zip(self.attributed, hints):
                         if h and n.op in ("for", "while", "do"):
@@ -472,12 +476,10 @@ class Frontend:
         self.accessors.append((n, maybe))     # its components: resolve_accessors, from clang's AST
         return n
 
-    def resolve_accessors(self, decl, nodes):
+    def resolve_accessors(self, decl, printed, nodes):
         """Give the swizzle nodes built for function `decl` (with its member nodes, in the order
-        built: post-order) their components, from clang's printing of the function's AST."""
-        if not any(n.op == "swz" for n, _ in nodes):
-            return
-        names = SW.printed_accessors(capi.pretty_printed(decl))
+        built: post-order) their components, from `printed`, clang's printing of its AST."""
+        names = SW.printed_accessors(printed)
         items = [("member", n.val[2]) if n.op == "member" else
                  ("maybe" if maybe else "swz", n.kids[0].type.count, n.type.count if n.type.is_vector else 1)
                  for n, maybe in nodes]
