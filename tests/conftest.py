@@ -7,6 +7,8 @@
                    installed pyplat, not this source tree)
   installed_shim   path of the installed libpyplat-icd.so (the test is skipped without one)
   pyplat_command   argv prefix of the installed `pyplat` command
+  ctx, queue       a pyopencl context on PyPlat's devices and a queue on it, per module (for
+                   modules that call pyplat.enable() before pyopencl looks for platforms)
 
 These never import the platform itself into the test process: the shim loads it in the child.
 """
@@ -67,3 +69,17 @@ def pyplat_command(installed_shim):
     if script.exists():
         return [str(script)]
     return [sys.executable, "-m", "pyplat.cli"]
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    cl = pytest.importorskip("pyopencl")
+    platforms = [p for p in cl.get_platforms() if p.name == "PyPlat"]
+    assert platforms, "pyopencl does not see PyPlat"
+    return cl.Context(platforms[0].get_devices())
+
+
+@pytest.fixture(scope="module")
+def queue(ctx):
+    import pyopencl as cl
+    return cl.CommandQueue(ctx)

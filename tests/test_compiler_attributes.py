@@ -14,17 +14,6 @@ pyplat.enable()     # before pyopencl initialises its loader
 cl = pytest.importorskip("pyopencl")
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    plat = [p for p in cl.get_platforms() if p.name == "PyPlat"][0]
-    return cl.Context(plat.get_devices()[:1])
-
-
-@pytest.fixture(scope="module")
-def queue(ctx):
-    return cl.CommandQueue(ctx)
-
-
 @pytest.fixture(autouse=True)
 def _no_cache(monkeypatch):
     monkeypatch.setenv("PYPLAT_CACHE_DIR", "off")

@@ -17,18 +17,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:Non-empty compiler output")
 STDS = ["CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"]
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    platforms = [p for p in cl.get_platforms() if p.name == "PyPlat"]
-    assert platforms, "pyopencl does not see PyPlat"
-    return cl.Context(platforms[0].get_devices())
-
-
-@pytest.fixture(scope="module")
-def queue(ctx):
-    return cl.CommandQueue(ctx)
-
-
 def _build(ctx, src, options):
     """clBuildProgram exactly as given (pyopencl's Program adds options and caches)."""
     prg = cl._cl._Program(ctx, src)

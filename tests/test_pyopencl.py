@@ -9,18 +9,6 @@ pyplat.enable()     # before pyopencl initialises its loader
 cl = pytest.importorskip("pyopencl")
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    platforms = [p for p in cl.get_platforms() if p.name == "PyPlat"]
-    assert platforms, "pyopencl does not see PyPlat"
-    return cl.Context(platforms[0].get_devices())
-
-
-@pytest.fixture(scope="module")
-def queue(ctx):
-    return cl.CommandQueue(ctx)
-
-
 def test_platform_and_device_info(ctx):
     dev = ctx.devices[0]
     assert dev.type == cl.device_type.CPU
