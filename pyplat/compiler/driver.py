@@ -31,19 +31,6 @@ SOURCE_NAME = "<source>"
 HEADER_DIR = "/__pyplat_input_headers__"     # where clCompileProgram's input headers appear
 
 
-class _Sources(dict):
-    """File name -> text; files other than the program source are read on demand."""
-
-    def __missing__(self, name):
-        try:
-            with open(name, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except (OSError, TypeError):
-            text = None
-        self[name] = text
-        return text
-
-
 _index = None
 
 
@@ -181,14 +168,11 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
     args = ["-x", "cl", "-cl-no-stdinc", "-Xclang", "-fdeclare-opencl-builtins",
             "-include", HEADER] + opts.clang_args()
     unsaved = [(SOURCE_NAME, source)]
-    sources = _Sources()
-    sources[SOURCE_NAME] = source
     if headers:
         args.append("-I" + HEADER_DIR)
         for name, text in headers:
             path = HEADER_DIR + "/" + name.lstrip("/")
             unsaved.append((path, text))
-            sources[path] = text
     tu = _get_index().parse(SOURCE_NAME, args=args, unsaved_files=unsaved, options=0)
     t_parse = time.perf_counter()
     lines, errors = _diag_lines(tu)
@@ -196,7 +180,7 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
         return BuildResult(False, "\n".join(lines) + "\n")
     log_prefix = ("\n".join(lines) + "\n") if lines else ""
 
-    fe = Frontend(tu, sources)
+    fe = Frontend(tu)
     fe.header = HEADER
     kernels = fe.run()
     exported, unavailable = [], {}

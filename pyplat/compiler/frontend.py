@@ -12,6 +12,7 @@ from . import types as T
 from . import clangapi as capi
 from . import swizzle as SW
 from . import attributes as AT
+from . import printed as PR
 from .tree import Node, Var, Func, CompileError
 
 _SCALARS = {
@@ -42,9 +43,8 @@ def _strip_quals(s):
 
 
 class Frontend:
-    def __init__(self, tu, sources):
+    def __init__(self, tu):
         self.tu = tu
-        self.sources = sources          # file name -> text
         self.tcache = {}
         self.rcache = {}
         self.vars = {}                  # decl hash -> Var
@@ -53,6 +53,9 @@ class Frontend:
         self.globals = []               # program-scope variables in use
         self.accessors = []             # member/swizzle nodes of the function being built, post-order
         self.cur_func = None
+        self.cur_decl = None            # its cursor, its printing (made on demand), its for headers
+        self.cur_printed = None
+        self.for_headers = None
         self.attributed = []            # the statements under attributes, pre-order
         self.externs = {}               # name -> Func declared but not defined here (link time)
         self.header = None              # our header: its declarations are builtins
@@ -169,13 +172,15 @@ class Frontend:
             f.attributes = " ".join(attrs)
             if reqd is not None:
                 f.reqd = reqd
-        prev = self.cur_func, self.attributed, self.accessors
+        prev = (self.cur_func, self.attributed, self.accessors, self.cur_decl, self.cur_printed,
+                self.for_headers)
         self.cur_func, self.attributed, self.accessors = f, [], []
+        self.cur_decl, self.cur_printed, self.for_headers = c, None, None
         try:
             f.body = self.stmt(body) if body is not None else Node("block")
             swizzles = any(n.op == "swz" for n, _ in self.accessors)
             # clang's printing of the function, once: accessors and loop hints are read from it
-            printed = capi.pretty_printed(c) if swizzles or self.attributed else ""
+            printed = self.printed() if swizzles or self.attributed else ""
             if swizzles:
                 self.resolve_accessors(c, printed, self.accessors)
             if self.attributed:
@@ -185,7 +190,8 @@ class Frontend:
                         if h and n.op in ("for", "while", "do"):
                             n.val = h
         finally:
-            self.cur_func, self.attributed, self.accessors = prev
+            (self.cur_func, self.attributed, self.accessors, self.cur_decl, self.cur_printed,
+             self.for_headers) = prev
         self.func_order.append(f)
         return f
 
@@ -256,7 +262,7 @@ class Frontend:
         if len(parts) == 3:
             init, cond, inc = parts
         elif parts:
-            slots = self._for_slots(c, body, parts)
+            slots = self._for_slots(c, parts)
             for p, s in zip(parts, slots):
                 if s == 0:
                     init = p
@@ -269,36 +275,23 @@ class Frontend:
         n_inc = self.expr(inc) if inc is not None else None
         return Node("for", kids=[n_init, n_cond, n_inc, self.stmt(body)], cur=c)
 
-    def _for_slots(self, c, body, parts):
-        """Which of init/cond/inc each present part is, by the semicolons of the header."""
-        start, bstart = c.extent.start, body.extent.start
-        fname = start.file.name if start.file else None
-        text = self.sources.get(fname)
-        if text is not None and bstart.offset > start.offset:
-            semis, depth = [], 0
-            for tok, pos in SW.tokenize(text, start.offset, bstart.offset):
-                if tok == "(":
-                    depth += 1
-                elif tok == ")":
-                    depth -= 1
-                elif tok == ";" and depth == 1:
-                    semis.append(pos)
-            if len(semis) == 2:
-                out = []
-                for p in parts:
-                    o = p.extent.start.offset
-                    out.append(0 if o < semis[0] else 1 if o < semis[1] else 2)
-                return out
-        # fallback (header written inside a macro): declarations are init, then cond, then inc
-        out, nxt = [], 0
-        for p in parts:
-            if p.kind == CK.DECL_STMT:
-                out.append(0)
-                nxt = 1
-            else:
-                out.append(max(nxt, 1))
-                nxt = max(nxt, 1) + 1
-        return out
+    def _for_slots(self, c, parts):
+        """Which of init/cond/inc each present part of a for header is (libclang leaves out the
+        missing ones), from clang's printing of the function, which shows the empty slots."""
+        if self.for_headers is None:
+            fors = [x.hash for x in self.cur_decl.walk_preorder() if x.kind == CK.FOR_STMT]
+            heads = PR.for_headers(self.printed())
+            self.for_headers = dict(zip(fors, heads)) if len(heads) == len(fors) else {}
+        present = self.for_headers.get(c.hash)
+        if present is not None and sum(present) == len(parts):
+            return [i for i in range(3) if present[i]]
+        raise CompileError("cannot tell the parts of this for statement's header apart", c)
+
+    def printed(self):
+        """clang's printing of the function being built, made once."""
+        if self.cur_printed is None:
+            self.cur_printed = capi.pretty_printed(self.cur_decl)
+        return self.cur_printed
 
     def decl(self, c):
         k = c.kind

@@ -103,7 +103,7 @@ _SRC_TOK = re.compile(r"""\s*(?:
 
 
 def tokenize(text, pos=0, end=None):
-    """(token, offset) pairs of raw source text (used by the front end for a for-header's slots)."""
+    """(token, offset) pairs of C text (clang's printing of a function: printed.for_headers)."""
     end = len(text) if end is None else end
     out = []
     while pos < end:
