@@ -1,0 +1,146 @@
+"""Program-scope variables for the front end: one Var per variable (however many times it is
+declared), and their constant initialisers folded from clang's AST.
+
+An initialiser becomes nested Python lists of numbers (lowering/module.py packs them into bytes):
+brace lists for arrays, structs and vectors; vector literals ``(float4)(1, 2, 3, 4)`` (clang: a
+compound literal of an init list, whose elements may themselves be vectors, which are flattened in
+order: ``(float4)((float2)(1, 2), 3, 4)``); vector splats ``(int2)(1)`` (clang: a cast of a scalar
+to a vector type); scalars, which clang evaluates (clang_Cursor_Evaluate) and which are converted
+to the type they initialise as C converts them.
+"""
+import math
+
+import clang.cindex as ci
+from clang.cindex import CursorKind as CK
+
+from . import clangapi as capi
+from .tree import Var, CompileError
+
+_WRAPPERS = (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR, CK.CSTYLE_CAST_EXPR)
+
+
+def _kids(c):
+    return [x for x in c.get_children() if x.kind.is_expression()]
+
+
+def program_var(fe, ref):
+    """The Var of the program-scope variable that `ref` (any of its declarations) declares.
+    Its cursor is the definition when this unit has one, else (an `extern` declaration whose
+    definition is in another compilation unit) the declaration, and it has no initialiser."""
+    canon = ref.canonical
+    v = fe.vars.get(canon.hash)
+    if v is not None:
+        return v
+    d = ref.get_definition()
+    decl = d if d is not None else ref
+    t = fe.ty(decl.type)
+    v = Var(decl.spelling, t, "constant", decl)
+    init = None
+    kids = _kids(decl)
+    if kids and (not t.is_array or kids[-1].kind in (CK.INIT_LIST_EXPR, CK.STRING_LITERAL)):
+        init = kids[-1]
+    v.init = const_init(fe, init, t) if init is not None else None
+    fe.vars[canon.hash] = v
+    fe.vars[ref.hash] = v
+    fe.globals.append(v)
+    return v
+
+
+def is_program_scope(cursor):
+    return cursor is not None and cursor.kind == CK.VAR_DECL and \
+        cursor.semantic_parent is not None and cursor.semantic_parent.kind == CK.TRANSLATION_UNIT
+
+
+def is_static(cursor):
+    return cursor.storage_class == ci.StorageClass.STATIC
+
+
+def const_init(fe, c, t):
+    """The value of constant initialiser `c` for a variable of type `t` (our type)."""
+    if t.is_array or t.is_struct:
+        c = _unwrap(c)
+        if c.kind == CK.STRING_LITERAL and t.is_array:
+            return list(_string_bytes(fe, c))
+        if c.kind != CK.INIT_LIST_EXPR:
+            raise CompileError("initializer of a program-scope variable is not a constant", c)
+        kids = _kids(c)
+        if t.is_array:
+            return [const_init(fe, x, t.elem) for x in kids]
+        ftypes = [ft for _, ft in sorted(t.fields.values(), key=lambda p: p[0])]
+        return [const_init(fe, x, ft) for x, ft in zip(kids, ftypes)]
+    if t.is_vector:
+        return _vector(fe, c, t)
+    return _scalar(c, t)
+
+
+def _unwrap(c):
+    while c.kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR) and len(_kids(c)) == 1:
+        c = _kids(c)[0]
+    if c.kind == CK.COMPOUND_LITERAL_EXPR:
+        return _unwrap(_kids(c)[-1])
+    return c
+
+
+def _vector(fe, c, t):
+    """Elements of a vector-typed initialiser: a vector literal, a splat or a braced list."""
+    while True:
+        if c.kind == CK.COMPOUND_LITERAL_EXPR or c.kind == CK.INIT_LIST_EXPR:
+            break
+        kids = _kids(c)
+        if c.kind not in _WRAPPERS or len(kids) != 1:
+            raise CompileError("initializer of a program-scope variable is not a constant", c)
+        inner = kids[0]
+        it = fe.ty(inner.type)
+        if it is not None and it.is_scalar:      # a scalar converted to the vector: a splat
+            return [_scalar(inner, t.elem)] * t.count
+        c = inner
+    if c.kind == CK.COMPOUND_LITERAL_EXPR:
+        c = _unwrap(c)
+    out = []
+    for x in _kids(c):
+        xt = fe.ty(x.type)
+        if xt is not None and xt.is_vector:
+            out += _vector(fe, x, xt)
+        else:
+            out.append(_scalar(x, t.elem))
+    out += [0] * (t.count - len(out))
+    return out[:t.count]
+
+
+def _scalar(c, t):
+    v = capi.evaluate(c)
+    if v is None:
+        raise CompileError("initializer of a program-scope variable is not a constant", c)
+    return convert(v, t)
+
+
+def convert(v, t):
+    """A number converted to scalar type t as C converts it (bool: 0/1, float -> integer: towards
+    zero; the packer keeps the low bits of integers)."""
+    if t is None or not t.is_scalar:
+        return v
+    if t.is_bool:
+        return 1 if v else 0
+    if t.is_float:
+        return float(v)
+    if isinstance(v, float):
+        if math.isnan(v) or math.isinf(v):
+            return 0
+        return int(v)
+    return v
+
+
+def _string_bytes(fe, c):
+    return bytes(fe.e_string(c).val)
+
+
+def exported_variables(fe):
+    """Compile-only mode: the program-scope __constant variables this unit defines with external
+    linkage (not static, not only declared), which other units may declare `extern`."""
+    out = []
+    for c in fe.tu.cursor.get_children():
+        if c.kind == CK.VAR_DECL and c.is_definition() and not is_static(c) \
+                and c.location.file is not None and c.location.file.name != fe.header \
+                and c.type.get_address_space() == 3:
+            out.append(c)
+    return out

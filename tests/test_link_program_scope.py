@@ -1,0 +1,52 @@
+"""Program-scope __constant initialisers folded from clang's AST: vector literals, splats, nested
+vector literals, arrays and structs of them, conversions to the element type; the values a
+kernel reads are the ones C's rules give."""
+import numpy as np
+import pytest
+
+import pyplat.compiler as C
+from test_compiler_link import _uniq, compile_src, link, run_1d
+from test_programs_kernels import env, build_log  # noqa: F401
+
+CASES = [
+    # (declarations, expression stored as float4 per work-item i (0..3), expected rows)
+    ("constant float4 k = (float4)(1.0f, 2.0f, 3.0f, 4.0f);", "k", [[1, 2, 3, 4]] * 4),
+    ("constant float4 k[2] = {(float4)(1.0f, 2.0f, 3.0f, 4.0f), (float4)(5.0f)};", "k[i & 1]",
+     [[1, 2, 3, 4], [5, 5, 5, 5]] * 2),
+    ("constant int2 k = (int2)(1);", "convert_float4((int4)(k, k.yx * 3))", [[1, 1, 3, 3]] * 4),
+    ("constant float4 k = (float4)((float2)(1, 2), 3, 4);", "k", [[1, 2, 3, 4]] * 4),
+    ("constant float4 k = (float4)(1, (float2)(2, 3), 4);", "k", [[1, 2, 3, 4]] * 4),
+    ("constant float4 k = (float4)((float3)(1, (float2)(2, 3)), 4);", "k", [[1, 2, 3, 4]] * 4),
+    ("constant int4 k = (int4)(1.9f, -1.9f, 7, 'a');", "convert_float4(k)", [[1, -1, 7, 97]] * 4),
+    ("constant uchar4 k = (uchar4)(300);", "convert_float4(k)", [[44] * 4] * 4),
+    ("typedef struct { float4 a; int2 b; float c; } S;\n"
+     "constant S s[2] = {{(float4)(1, 2, 3, 4), (int2)(5), 6.5f}, {(float4)(-1), (int2)(7, 8), 9}};",
+     "i < 2 ? s[i].a : (float4)(convert_float2(s[i - 2].b), s[i - 2].c, 0)",
+     [[1, 2, 3, 4], [-1, -1, -1, -1], [5, 5, 6.5, 0], [7, 8, 9, 0]]),
+    ("constant float4 k[3] = {(float4)(2)};", "k[i % 3]", [[2] * 4, [0] * 4, [0] * 4, [2] * 4]),
+    ("#define V(a) (float4)(a, a + 1, (float2)(a + 2, a + 3))\nconstant float4 k[2] = {V(1), V(10)};",
+     "k[i & 1]", [[1, 2, 3, 4], [10, 11, 12, 13]] * 2),
+]
+
+
+@pytest.mark.parametrize("decl,expr,expected", CASES, ids=[c[0][:40] for c in CASES])
+def test_vector_literals_in_constant_initialisers(env, decl, expr, expected):
+    ctx, dev, q = env
+    src = decl + "\n__kernel void t(__global float4 *o) { int i = get_global_id(0); o[i] = %s; }\n" % expr
+    r = C.build(src, use_cache=False)
+    assert r.ok, r.log
+    # the same through clCompileProgram + clLinkProgram (the variable exported by its unit)
+    p, rc = compile_src(ctx, _uniq() + src.encode())
+    assert rc == 0, build_log(p, dev)
+    exe, code = link(ctx, [p])
+    assert code == 0, build_log(exe, dev)
+    out = run_1d(ctx, q, exe, b"t", 4, [np.zeros((4, 4), np.float32)])
+    np.testing.assert_array_equal(out.reshape(4, 4), np.array(expected, np.float32))
+
+
+def test_non_constant_initialiser_is_a_clear_error():
+    r = C.build("constant float4 a = (float4)(1);\nconstant float4 b = a;\n"
+                "__kernel void t(__global float4 *o) { o[0] = b; }", use_cache=False)
+    assert not r.ok
+    assert "initializer of a program-scope variable is not a constant" in r.log
+    assert "<source>:2:" in r.log
