@@ -222,3 +222,26 @@ def test_barrier_kernel_called_from_another_unit_is_reported():
                          "__kernel void k(__global int *o, __local int *l) { b(o, l); }")
     r = C.link([a.data, c.data])
     assert not r.ok and "undefined function 'b'" in r.log and "uses barrier()" in r.log
+
+
+def test_kernel_called_before_its_definition_keeps_its_arguments(env):
+    """A kernel declared, called by another kernel, then defined: the call must not make it a
+    plain function (it is still a kernel with its arguments), in one program or linked."""
+    ctx, dev, q = env
+    from test_programs_kernels import create_program
+    src = (b"__kernel void inner(__global int *o);\n"
+           b"__kernel void outer(__global int *o) { inner(o); o[get_global_id(0)] += 10; }\n"
+           b"__kernel void inner(__global int *o) { o[get_global_id(0)] = 1 + (int)get_global_id(0); }\n")
+    built = create_program(ctx, _uniq() + src)
+    assert CL.clBuildProgram(built, 0, 0, b"", 0, 0) == 0, build_log(built, dev)
+    obj, rc = compile_src(ctx, _uniq() + src)
+    assert rc == 0
+    linked, code = link(ctx, [obj])
+    assert code == 0
+    for p in (built, linked):
+        k = create_kernel(p, b"inner")
+        n = ctypes.c_uint32()
+        assert CL.clGetKernelInfo(k, cl.CL_KERNEL_NUM_ARGS, 4, addr(n), 0) == 0 and n.value == 1
+        CL.clReleaseKernel(k)
+        np.testing.assert_array_equal(run_1d(ctx, q, p, b"inner", 4, [np.zeros(4, np.int32)]), [1, 2, 3, 4])
+        np.testing.assert_array_equal(run_1d(ctx, q, p, b"outer", 4, [np.zeros(4, np.int32)]), [11, 12, 13, 14])

@@ -571,7 +571,7 @@ class Frontend:
             raise CompileError("call through a function pointer is not supported", c)
         d = ref.get_definition()
         if d is not None and d.kind == CK.FUNCTION_DECL:
-            f = self.function(d, False)
+            f = self.function(d, self.is_kernel(d))     # a kernel called: still a kernel
             return Node("call", t, args, val=f, cur=c)
         if self._user_declared(ref, c):
             return Node("call", t, args, val=self.extern_function(ref), cur=c)
