@@ -245,3 +245,46 @@ def test_kernel_called_before_its_definition_keeps_its_arguments(env):
         CL.clReleaseKernel(k)
         np.testing.assert_array_equal(run_1d(ctx, q, p, b"inner", 4, [np.zeros(4, np.int32)]), [1, 2, 3, 4])
         np.testing.assert_array_equal(run_1d(ctx, q, p, b"outer", 4, [np.zeros(4, np.int32)]), [11, 12, 13, 14])
+
+
+def _build_info_str(prog, dev, what):
+    size = ctypes.c_size_t()
+    assert CL.clGetProgramBuildInfo(prog, dev, what, 0, 0, addr(size)) == 0
+    buf = ctypes.create_string_buffer(max(size.value, 1))
+    assert CL.clGetProgramBuildInfo(prog, dev, what, size.value, addr(buf), 0) == 0
+    return buf.value.decode()
+
+
+def test_status_options_logs_and_callbacks_of_each_step(env):
+    """The CTS's compile_and_link_status_options_log: build status, options and log of the
+    compiled object, the library and the linked program; each callback once with its data."""
+    ctx, dev, q = env
+    from test_programs_kernels import create_program
+    comp = create_program(ctx, _uniq() + CALLER)
+    assert build_status(comp, dev) == cl.CL_BUILD_NONE
+    calls = []
+
+    @NOTIFY
+    def notify(p, ud):
+        calls.append(ud)
+    assert CL.clCompileProgram(comp, 0, 0, b"-DX=1 -cl-std=CL1.2", 0, 0, 0,
+                               ctypes.cast(notify, ctypes.c_void_p).value, 1) == 0
+    assert build_status(comp, dev) == cl.CL_BUILD_SUCCESS
+    assert _build_info_str(comp, dev, cl.CL_PROGRAM_BUILD_OPTIONS) == "-DX=1 -cl-std=CL1.2"
+    _build_info_str(comp, dev, cl.CL_PROGRAM_BUILD_LOG)
+    obj, rc = compile_src(ctx, _uniq() + COPY)
+    assert rc == 0
+    lib, code = link(ctx, [obj], b"-create-library -enable-link-options -cl-denorms-are-zero",
+                     notify=notify, user_data=2)
+    assert code == 0 and build_status(lib, dev) == cl.CL_BUILD_SUCCESS
+    assert _build_info_str(lib, dev, cl.CL_PROGRAM_BUILD_OPTIONS) == \
+        "-create-library -enable-link-options -cl-denorms-are-zero"
+    exe, code = link(ctx, [comp, lib], b"-cl-fast-relaxed-math", notify=notify, user_data=3)
+    assert code == 0 and build_status(exe, dev) == cl.CL_BUILD_SUCCESS
+    assert _build_info_str(exe, dev, cl.CL_PROGRAM_BUILD_OPTIONS) == "-cl-fast-relaxed-math"
+    assert calls == [1, 2, 3]
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(_run_dst(ctx, q, exe, b"AnotherCopyBuffer", x), x + 1)
+    # link options given to a library stay valid for it; given alone, -enable-link-options is refused
+    _, code = link(ctx, [obj], b"-enable-link-options")
+    assert code == cl.CL_INVALID_LINKER_OPTIONS

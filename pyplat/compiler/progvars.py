@@ -63,14 +63,85 @@ def const_init(fe, c, t):
             return list(_string_bytes(fe, c))
         if c.kind != CK.INIT_LIST_EXPR:
             raise CompileError("initializer of a program-scope variable is not a constant", c)
-        kids = _kids(c)
-        if t.is_array:
-            return [const_init(fe, x, t.elem) for x in kids]
-        ftypes = [ft for _, ft in sorted(t.fields.values(), key=lambda p: p[0])]
-        return [const_init(fe, x, ft) for x, ft in zip(kids, ftypes)]
+        return _braced(fe, list(_kids(c)), t)
     if t.is_vector:
         return _vector(fe, c, t)
     return _scalar(c, t)
+
+
+def _members(t):
+    """Types of the elements of an array or the fields of a struct, in order (for a union, its
+    first member: what a positional initialiser initialises)."""
+    if t.is_array:
+        return [t.elem] * t.count
+    fields = [ft for _, ft in t.fields.values()]
+    return fields[:1] if _union(t) else fields
+
+
+def _union(t):
+    return t.is_struct and t.union
+
+
+def _braced(fe, items, t, elided=False):
+    """The members of aggregate t from the initialisers `items` (a list, consumed) of its brace
+    list (None: not initialised, zero; of a union, all but one are None): positional ones in
+    order, designated ones (`.field =`, `[index] =`, chains of them: clang gives an expression of
+    type void holding the designators, then the value) where they point, the next positional one
+    after them. elided: t is a member written without its own braces (C's brace elision): it
+    takes items until it is full or a designator comes (which belongs to the enclosing list)."""
+    out = [None] * (t.count if t.is_array else len(t.fields))
+    members = _members(t) if not _union(t) else [ft for _, ft in t.fields.values()]
+    pos = 0
+    while items:
+        x = items[0]
+        full = pos >= len(out) or (_union(t) and pos > 0)
+        if elided and (full or _designated(x)):
+            break
+        items.pop(0)
+        if _designated(x):
+            parts = list(x.get_children())
+            pos = _store(fe, out, t, parts[:-1], parts[-1]) + 1
+        elif not full:                 # (excess initialisers: clang has warned)
+            out[pos] = _element(fe, x, members[pos], items)
+            pos += 1
+    return out
+
+
+def _designated(x):
+    return x.kind == CK.UNEXPOSED_EXPR and x.type.kind == ci.TypeKind.VOID
+
+
+def _element(fe, x, mt, rest):
+    """One member's value from initialiser x; an aggregate member whose initialiser is not a
+    brace list (nor an expression of its own type) takes its items from x and `rest`."""
+    if (mt.is_array or mt.is_struct) and _unwrap(x).kind not in (CK.INIT_LIST_EXPR, CK.STRING_LITERAL) \
+            and fe.ty(x.type) != mt:
+        rest.insert(0, x)
+        return _braced(fe, rest, mt, elided=True)
+    return const_init(fe, x, mt)
+
+
+def _store(fe, out, t, designators, value):
+    """Stores `value` at the member the designator chain points to; returns the index of the
+    first designator's member in `out`."""
+    d = designators[0]
+    if d.kind == CK.MEMBER_REF:
+        names = list(t.fields)
+        i = names.index(d.spelling) if t.is_struct and d.spelling in names else None
+    else:
+        i = capi.evaluate(d) if t.is_array else None
+    if i is None or not 0 <= i < len(out):
+        raise CompileError("unsupported designator in the initializer of a program-scope variable", d)
+    mt = t.elem if t.is_array else t.fields[list(t.fields)[i]][1]
+    if _union(t):                      # one member holds the value: the others stay out
+        out[:] = [None] * len(out)
+    if len(designators) > 1:
+        if not isinstance(out[i], list) or not (mt.is_array or mt.is_struct):
+            out[i] = [None] * (mt.count if mt.is_array else len(mt.fields))
+        _store(fe, out[i], mt, designators[1:], value)
+    else:
+        out[i] = const_init(fe, value, mt)
+    return i
 
 
 def _unwrap(c):

@@ -145,6 +145,8 @@ class ModuleGen:
 
 
 def _pack(buf, off, t, v):
+    if v is None:                      # a member without initialiser: zero, as buf already is
+        return
     if t.is_scalar:
         if t.is_float:
             _struct.pack_into({16: "<e", 32: "<f", 64: "<d"}[t.bits], buf, off, float(v))
