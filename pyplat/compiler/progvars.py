@@ -9,6 +9,7 @@ to a vector type); scalars, which clang evaluates (clang_Cursor_Evaluate) and wh
 to the type they initialise as C converts them.
 """
 import math
+import struct as _struct
 
 import clang.cindex as ci
 from clang.cindex import CursorKind as CK
@@ -159,7 +160,7 @@ def _vector(fe, c, t):
             break
         kids = _kids(c)
         if c.kind not in _WRAPPERS or len(kids) != 1:
-            raise CompileError("initializer of a program-scope variable is not a constant", c)
+            return fold(fe, c, t)     # arithmetic on vectors: the typed tree, evaluated
         inner = kids[0]
         it = fe.ty(inner.type)
         if it is not None and it.is_scalar:      # a scalar converted to the vector: a splat
@@ -215,3 +216,124 @@ def exported_variables(fe):
                 and c.type.get_address_space() == 3:
             out.append(c)
     return out
+
+
+# ----------------------------------------------------------------------------- folding
+_FLOAT_FORMAT = {16: "<e", 32: "<f", 64: "<d"}
+_CMP = {"<": lambda a, b: a < b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
+        ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+
+
+def fold(fe, c, t):
+    """A constant expression clang cannot evaluate (vector arithmetic, e.g.
+    `(float4)(1, 2, 3, 4) * 2.0f`): its typed tree (the front end's, as for code) evaluated
+    here with OpenCL C's rules (each result rounded or wrapped to its type; vector comparisons
+    give -1 / 0). A node that is no constant (a variable, a call) is the build error."""
+    saved = fe.accessors, fe.attributed
+    fe.accessors, fe.attributed = [], []
+    try:
+        n = fe.rvalue(fe.expr(c))
+        if any(x.op == "swz" for x, _ in fe.accessors):    # their components: from clang's AST
+            fe.resolve_accessors(c, capi.pretty_printed(c), fe.accessors)
+        v = _eval(n)
+    finally:
+        fe.accessors, fe.attributed = saved
+    if t.is_vector:
+        return v if isinstance(v, list) else [convert(v, t.elem)] * t.count
+    return convert(v, t)
+
+
+def _elems(v, t):
+    return v if isinstance(v, list) else [v] * (t.count if t.is_vector else 1)
+
+
+def _wrap(x, t):
+    """x as a value of scalar type t: floats rounded to t's precision, integers wrapped."""
+    if t.is_float:
+        try:
+            return _struct.unpack(_FLOAT_FORMAT[t.bits], _struct.pack(_FLOAT_FORMAT[t.bits], x))[0]
+        except OverflowError:
+            return math.copysign(math.inf, x)
+    if t.is_bool:
+        return 1 if x else 0
+    x = int(x) & ((1 << t.bits) - 1)
+    return x - (1 << t.bits) if t.signed and x >> (t.bits - 1) else x
+
+
+def _eval(n):
+    op, t = n.op, n.type
+    et = t.elem if t is not None and t.is_vector else t
+    if op == "const":
+        return n.val
+    if op == "zero":
+        return [0] * t.count if t.is_vector else 0
+    if op == "conv":
+        v = _eval(n.kids[0])
+        if t.is_vector:
+            return [_wrap(convert(x, et), et) for x in _elems(v, t)]
+        return _wrap(convert(v, t), t)
+    if op == "veclit":
+        out = []
+        for k in n.kids:
+            v = _eval(k)
+            out += v if isinstance(v, list) else [_wrap(convert(v, et), et)]
+        return out
+    if op == "load" and n.kids[0].op == "var" and n.kids[0].val.storage == "constant" \
+            and n.kids[0].val.init is not None and (t.is_scalar or t.is_vector):
+        return n.kids[0].val.init          # another __constant variable's value (clang allows it)
+    if op == "swz":
+        v = _elems(_eval(n.kids[0]), n.kids[0].type)
+        picked = [v[i] for i in n.val]
+        return picked if t.is_vector else picked[0]
+    if op == "unary":
+        v = _eval(n.kids[0])
+        f = {"-": lambda x: -x, "~": lambda x: ~int(x), "!": lambda x: int(not x)}[n.val]
+        if isinstance(v, list):
+            if n.val == "!":
+                return [-1 if not x else 0 for x in v]
+            return [_wrap(f(x), et) for x in v]
+        return _wrap(f(v), t)
+    if op == "bin":
+        a, b = (_eval(k) for k in n.kids)
+        vec = isinstance(a, list) or isinstance(b, list)
+        if vec:
+            count = t.count
+            a = a if isinstance(a, list) else [a] * count
+            b = b if isinstance(b, list) else [b] * count
+            ot = n.kids[0].type.elem if n.kids[0].type.is_vector else n.kids[0].type
+            return [_binop(n, x, y, et, ot, True) for x, y in zip(a, b)]
+        return _binop(n, a, b, t, n.kids[0].type, False)
+    raise CompileError("initializer of a program-scope variable is not a constant", n.cur)
+
+
+def _binop(n, a, b, t, operand_type, vector):
+    op = n.val
+    if op in _CMP:
+        r = _CMP[op](a, b)
+        return (-1 if r else 0) if vector else int(r)
+    if op in ("/", "%") and not operand_type.is_float and b == 0:
+        raise CompileError("division by zero in the initializer of a program-scope variable", n.cur)
+    if op == "+":
+        r = a + b
+    elif op == "-":
+        r = a - b
+    elif op == "*":
+        r = a * b
+    elif op == "/":
+        r = a / b if operand_type.is_float else _idiv(a, b)
+    elif op == "%":
+        r = math.fmod(a, b) if operand_type.is_float else a - b * _idiv(a, b)
+    elif op in ("<<", ">>"):
+        s = int(b) & (operand_type.bits - 1)     # the shift count masked, as OpenCL C says
+        r = a << s if op == "<<" else a >> s
+    elif op in ("&", "|", "^"):
+        r = {"&": a & b, "|": a | b, "^": a ^ b}[op]
+    else:
+        raise CompileError("initializer of a program-scope variable is not a constant", n.cur)
+    return _wrap(r, t)
+
+
+def _idiv(a, b):
+    """C's integer division: the quotient truncated towards zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
