@@ -14,6 +14,7 @@ from . import cache, jit
 from . import library as builtin_library
 from . import clangapi as _capi  # noqa: F401  (configures libclang)
 from . import options as _options
+from . import progvars as PV
 from .frontend import Frontend
 from .lowering.barrier_tree import func_has_barrier
 from .lowering.module import ModuleGen
@@ -183,10 +184,15 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
     fe = Frontend(tu)
     fe.header = HEADER
     kernels = fe.run()
-    exported, unavailable = [], {}
+    exported, unavailable, variables = [], {}, []
     if for_link:
-        kernel_names = {k.name for k in kernels}
         memo = {}
+        for k in kernels:          # a kernel is also a function other units may call (6.9)
+            if func_has_barrier(k, memo):
+                unavailable[k.name] = _error_line(CompileError(
+                    "kernel '%s' uses barrier(): it can only be called as a function from kernels of "
+                    "its own compilation unit" % k.name, k.cur))
+        kernel_names = {k.name for k in kernels}
         for c in fe.exported_functions():
             if c.spelling in kernel_names or fe.is_kernel(c):
                 continue
@@ -199,6 +205,7 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
                 unavailable[c.spelling] = _error_line(e)
                 continue
             exported.append((f, c))
+        variables = [fe.global_var(c, c) for c in PV.exported_variables(fe)]
     else:
         for f in fe.externs.values():
             raise CompileError("function '%s' is declared but not defined (compile with "
@@ -216,13 +223,26 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
     mg = ModuleGen(opts, triple, layout)
     for f, c in exported:
         mg.linkage[f] = "linkonce_odr" if _is_inline(c) else "external"
+    if for_link:
+        mg.export_vars = True
+        for k in kernels:
+            if k.name not in unavailable:
+                mg.linkage[k] = "external"
+        for v in variables:
+            mg.global_var(v)
     names = mg.generate(kernels, [f for f, _ in exported])
     ir_text = str(mg.module)
     t_gen = time.perf_counter()
     meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names), "regions": mg.regions,
             "unavailable": unavailable, "opt_level": opts.opt_level}
     if for_link:        # signatures, so that link() can refuse a call through a wrong prototype
-        meta["exports"] = {f.name: str(mg.fns[f].function_type) for f, _ in exported if f in mg.fns}
+        callable_ = [f for f, _ in exported] + [k for k in kernels if k.name not in unavailable]
+        meta["exports"] = {f.name: str(mg.fns[f].function_type) for f in callable_ if f in mg.fns}
+        meta["inline"] = sorted(f.name for f, c in exported if mg.linkage.get(f) == "linkonce_odr")
+        meta["symbols"] = {f.name: mg.fns[f].name for f in callable_ + list(fe.externs.values())
+                           if f in mg.fns}
+        meta["var_exports"] = {n: s for n, (s, decl) in mg.var_symbols.items() if not decl}
+        meta["var_imports"] = {n: s for n, (s, decl) in mg.var_symbols.items() if decl}
         meta["imports"] = {f.name: str(mg.fns[f].function_type) for f in fe.externs.values() if f in mg.fns}
     includes = []
     for inc in tu.get_includes():

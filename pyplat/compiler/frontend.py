@@ -13,6 +13,7 @@ from . import clangapi as capi
 from . import swizzle as SW
 from . import attributes as AT
 from . import printed as PR
+from . import progvars as PV
 from .tree import Node, Var, Func, CompileError
 
 _SCALARS = {
@@ -332,32 +333,8 @@ class Frontend:
         return Node("decl", kids=[n_init] if n_init is not None else [], val=v, cur=c)
 
     def const_init(self, c, t):
-        """Constant initializer as nested python lists of numbers."""
-        while c.kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR) and t is not None and \
-                not (t.is_scalar) and len(list(c.get_children())) == 1:
-            c = list(c.get_children())[0]
-        if c.kind == CK.INIT_LIST_EXPR or c.kind == CK.COMPOUND_LITERAL_EXPR:
-            kids = [x for x in c.get_children() if x.kind.is_expression()]
-            if c.kind == CK.COMPOUND_LITERAL_EXPR:
-                return self.const_init(kids[-1], t)
-            if t.is_array:
-                return [self.const_init(x, t.elem) for x in kids]
-            if t.is_struct:
-                ftypes = [ft for _, ft in sorted(t.fields.values(), key=lambda p: p[0])]
-                return [self.const_init(x, ft) for x, ft in zip(kids, ftypes)]
-            if t.is_vector:
-                out = []
-                for x in kids:
-                    xt = self.ty(x.type)
-                    v = self.const_init(x, xt)
-                    out += v if isinstance(v, list) else [v]
-                return out
-        v = capi.evaluate(c)
-        if v is None:
-            raise CompileError("initializer of a program-scope variable is not a constant", c)
-        if t is not None and t.is_vector:
-            return [v] * t.count
-        return v
+        """Constant initializer as nested python lists of numbers (progvars.py)."""
+        return PV.const_init(self, c, t)
 
     # ------------------------------------------------------------------ expressions
     def rvalue(self, n):
@@ -417,20 +394,11 @@ class Frontend:
         raise CompileError("unsupported reference to '%s'" % c.spelling, c)
 
     def global_var(self, ref, c):
-        t = self.ty(ref.type)
         asp = ADDRSPACE.get(ref.type.get_address_space(), "private")
         if asp != "constant":
             raise CompileError("program-scope variable '%s' must be in the __constant address space"
                                % ref.spelling, c)
-        v = Var(ref.spelling, t, "constant", ref)
-        kids = [x for x in ref.get_children() if x.kind.is_expression()]
-        init = None
-        if kids and (not t.is_array or kids[-1].kind in (CK.INIT_LIST_EXPR, CK.STRING_LITERAL)):
-            init = kids[-1]
-        v.init = self.const_init(init, t) if init is not None else None
-        self.vars[ref.hash] = v
-        self.globals.append(v)
-        return v
+        return PV.program_var(self, ref)
 
     def e_unexposed(self, c):
         kids = list(c.get_children())
@@ -596,7 +564,7 @@ class Frontend:
             raise CompileError("call through a function pointer is not supported", c)
         d = ref.get_definition()
         if d is not None and d.kind == CK.FUNCTION_DECL:
-            f = self.function(d, False)
+            f = self.function(d, self.is_kernel(d))     # a kernel called: still a kernel
             return Node("call", t, args, val=f, cur=c)
         if self._user_declared(ref, c):
             return Node("call", t, args, val=self.extern_function(ref), cur=c)

@@ -87,30 +87,87 @@ def link(objects, options="", use_cache=True):
         return cls(False, "error: internal linker error: %s\n" % describe(e))
 
 
-def _link(parts, library, t0):
-    fail = (lambda msg: ObjectResult(False, msg, kind="library")) if library else \
-        (lambda msg: BuildResult(False, msg))
-    kernels, seen = [], {}
-    unavailable = {}
-    log = "".join(m.get("log", "") for m, _ in parts)
+def _unit(i, meta):
+    """An input named for the build log: its position in clLinkProgram's list, its kind and
+    what it defines."""
+    names = [k["name"] for k in meta["kernels"]] or sorted(meta.get("exports", {})) or \
+        sorted(meta.get("var_exports", {}))
+    what = (" defining %s" % ", ".join(names[:3] + (["..."] if len(names) > 3 else []))) if names else ""
+    return "input %d (a %s%s)" % (i, "library" if meta.get("kind") == "library" else "compiled object", what)
+
+
+def _definitions(meta):
+    """name -> 'kernel' | 'function' | 'variable' for every symbol an input defines for others
+    (inline functions excepted: each unit may have its own copy)."""
+    out = {n: "function" for n in meta.get("exports", {}) if n not in set(meta.get("inline", ()))}
+    out.update((k["name"], "kernel") for k in meta["kernels"])
+    out.update((n, "variable") for n in meta.get("var_exports", {}))
+    return out
+
+
+def _check(parts):
+    """The error lines of a link of these inputs that can be told from their metadata: symbols
+    defined twice, calls through a prototype that does not match the definition, variables
+    declared `extern` with another size than their definition or defined nowhere."""
+    where, exports, var_exports, errors = {}, {}, {}, []
     for i, (meta, _) in enumerate(parts):
-        for kd in meta["kernels"]:
-            if kd["name"] in seen:
-                return fail(log + "error: kernel '%s' is defined in more than one input (inputs %d and %d)\n"
-                            % (kd["name"], seen[kd["name"]], i))
-            seen[kd["name"]] = i
-            kernels.append(kd)
-        unavailable.update(meta.get("unavailable", {}))
-    exports = {}
-    for meta, _ in parts:
+        for name, kind in _definitions(meta).items():
+            if name in where:
+                j, other = where[name]
+                errors.append("error: %s '%s' is defined in more than one input: %s and %s"
+                              % (kind if kind == other else "symbol", name, _unit(j, parts[j][0]), _unit(i, meta)))
+            else:
+                where[name] = (i, kind)
         exports.update(meta.get("exports", {}))
-    for meta, _ in parts:
+        var_exports.update(meta.get("var_exports", {}))
+    for i, (meta, _) in enumerate(parts):
         for name, sig in meta.get("imports", {}).items():
             if name in exports and exports[name] != sig:
                 def show(t):       # without the hidden work-item parameter
                     return t.replace("(ptr, ", "(", 1).replace("(ptr)", "()", 1)
-                return fail(log + "error: function '%s' is declared with LLVM type '%s' in one "
-                            "program but defined as '%s'\n" % (name, show(sig), show(exports[name])))
+                errors.append("error: function '%s' is declared with LLVM type '%s' in %s but defined as "
+                              "'%s'" % (name, show(sig), _unit(i, meta), show(exports[name])))
+        for name, size in meta.get("var_imports", {}).items():
+            if name in var_exports and size and var_exports[name] != size:
+                errors.append("error: variable '%s' is declared with a size of %d bytes in %s but defined "
+                              "with %d bytes" % (name, size, _unit(i, meta), var_exports[name]))
+    return errors
+
+
+def _rename_calls(parts):
+    """A function declared as a plain function in one unit (`f.<name>`) and defined as a kernel in
+    another (`k.<name>`), or the reverse: the declaring unit's references take the definition's
+    symbol. Returns the parts with their IR adjusted."""
+    defined = {}
+    for meta, _ in parts:
+        for name, sym in meta.get("symbols", {}).items():
+            if name in meta.get("exports", {}):
+                defined[name] = sym
+    out = []
+    for meta, ir_text in parts:
+        for name, sym in meta.get("symbols", {}).items():
+            target = defined.get(name)
+            if name in meta.get("imports", {}) and target is not None and target != sym:
+                ir_text = re.sub(r'@"?%s"?(?=[^\w.$"]|$)' % re.escape(sym), "@" + target, ir_text)
+        out.append((meta, ir_text))
+    return out
+
+
+def _link(parts, library, t0):
+    fail = (lambda msg: ObjectResult(False, msg, kind="library")) if library else \
+        (lambda msg: BuildResult(False, msg))
+    log = "".join(m.get("log", "") for m, _ in parts)
+    errors = _check(parts)
+    if errors:
+        return fail(log + "\n".join(errors) + "\n")
+    kernels, unavailable, exports, inline, var_exports = [], {}, {}, set(), {}
+    for meta, _ in parts:
+        kernels += meta["kernels"]
+        unavailable.update(meta.get("unavailable", {}))
+        exports.update(meta.get("exports", {}))
+        inline.update(meta.get("inline", ()))
+        var_exports.update(meta.get("var_exports", {}))
+    parts = _rename_calls(parts)
     with jit._lock:
         jit._init()
         mod = llvm.parse_assembly(parts[0][1])
@@ -129,17 +186,25 @@ def _link(parts, library, t0):
             builtin_library.link_module(mod, driver._compile_unit)
         undefined = [fn.name for fn in mod.functions
                      if fn.is_declaration and fn.name.startswith(("f.", "k."))]
+        undefined_vars = [g.name[2:] for g in mod.global_variables
+                          if g.is_declaration and g.name.startswith("g.")]
         if library:
-            imports = {}
+            imports, var_imports, symbols = {}, {}, {}
             for m, _ in parts:
                 imports.update(m.get("imports", {}))
+                var_imports.update(m.get("var_imports", {}))
+                symbols.update((n, sym) for n, sym in m.get("symbols", {}).items() if n not in symbols
+                               or n in m.get("exports", {}))
             meta = {"log": log, "kernels": kernels, "kind": "library", "unavailable": unavailable,
                     "exports": exports, "imports": {n: s for n, s in imports.items() if n not in exports},
+                    "inline": sorted(inline), "symbols": symbols, "var_exports": var_exports,
+                    "var_imports": {n: s for n, s in var_imports.items() if n not in var_exports},
                     "regions": sum(m.get("regions", 0) for m, _ in parts),
                     "opt_level": min(m.get("opt_level", 3) for m, _ in parts)}
             return ObjectResult(True, log, pack_object(meta, str(mod)), kind="library")
-        if undefined:
-            lines = []
+        if undefined or undefined_vars:
+            lines = ["error: undefined variable '%s' (declared extern, but defined in none of the linked "
+                     "programs)" % name for name in undefined_vars]
             for name in undefined:
                 sym = _symbol_name(name)
                 if sym in unavailable:
@@ -152,6 +217,9 @@ def _link(parts, library, t0):
         for fn in mod.functions:
             if not fn.is_declaration and fn.name not in keep:
                 fn.linkage = llvm.Linkage.internal
+        for g in mod.global_variables:
+            if g.name.startswith("g.") and not g.is_declaration:
+                g.linkage = llvm.Linkage.internal
         ir_text = str(mod)
     t_link = time.perf_counter()
     regions = sum(m.get("regions", 0) for m, _ in parts)

@@ -10,6 +10,7 @@ import struct as _struct
 
 from llvmlite import ir
 
+from .. import progvars as PV
 from ..tree import CompileError
 from . import barrier_tree, workgroup
 from .barriers import BarrierKernelGen
@@ -30,6 +31,8 @@ class ModuleGen:
         self.pending = []
         self.regions = 0               # parallel regions emitted for kernels with barriers
         self.linkage = {}              # Func -> LLVM linkage when not internal (compiled objects)
+        self.export_vars = False       # a compiled object: program-scope variables are linkable
+        self.var_symbols = {}          # name -> (size, declared only) of those (export_vars)
 
     # -------------------------------------------------------------- helpers
     def intrinsic(self, name, ret, args, var_arg=False):
@@ -43,18 +46,34 @@ class ModuleGen:
         return f
 
     def global_var(self, v):
+        """The LLVM global of a __constant variable: internal (function scope, static, or any in
+        a program built whole), `g.<name>` with external linkage for the program-scope ones a
+        compiled object defines (self.export_vars), or an external declaration for those it only
+        declares (`extern constant ...`: defined in another unit, resolved by the linker)."""
         g = self.globals.get(v)
         if g is None:
             t = v.type
             size = t.size
-            buf = bytearray(size)
-            if v.init is not None:
-                _pack(buf, 0, t, v.init)
-            g = ir.GlobalVariable(self.module, ir.ArrayType(I8, size), name="__const.%s.%d" % (v.name, len(self.globals)))
-            g.initializer = ir.Constant(ir.ArrayType(I8, size), buf)
+            c = v.cur
+            scope = PV.is_program_scope(c) and not PV.is_static(c)
+            declared = scope and v.init is None and not c.is_definition()
+            if declared and not self.export_vars:
+                raise CompileError("variable '%s' is declared but not defined (compile with "
+                                   "clCompileProgram and link the unit that defines it)" % v.name, c)
+            if scope and self.export_vars:
+                name = "g." + v.name
+                self.var_symbols[v.name] = (size, declared)
+            else:
+                name = "__const.%s.%d" % (v.name, len(self.globals))
+            g = ir.GlobalVariable(self.module, ir.ArrayType(I8, size), name=name)
             g.global_constant = True
-            g.linkage = "internal"
             g.align = max(t.align, 1)
+            if not declared:
+                buf = bytearray(size)
+                if v.init is not None:
+                    _pack(buf, 0, t, v.init)
+                g.initializer = ir.Constant(ir.ArrayType(I8, size), buf)
+                g.linkage = "" if name.startswith("g.") else "internal"     # "": external
             self.globals[v] = g
         return g
 
@@ -126,6 +145,8 @@ class ModuleGen:
 
 
 def _pack(buf, off, t, v):
+    if v is None:                      # a member without initialiser: zero, as buf already is
+        return
     if t.is_scalar:
         if t.is_float:
             _struct.pack_into({16: "<e", 32: "<f", 64: "<d"}[t.bits], buf, off, float(v))
