@@ -284,14 +284,15 @@ def _rootn(g, ad, c, cd, exact_scale):
     if exact_scale:
         ilogb = cfun(g, "ilogb", I32, [F64])
         ldexp = cfun(g, "ldexp", F64, [F64, I32])
-        k = b.call(ilogb, [fab])
+        normal = b.and_(b.fcmp_ordered(">", fab, f64(0.0)), b.fcmp_ordered("<", fab, f64(math.inf)))
+        # ilogb(0) and ilogb(NaN) are INT_MIN, and INT_MIN / -1 traps: those lanes take 0
+        k = b.select(normal, b.call(ilogb, [fab]), I32(0))
         c1 = b.select(b.icmp_signed("==", c, I32(0)), I32(1), c)
         q = b.sdiv(k, c1)
         s = b.sub(k, b.mul(q, c1))
         m = b.call(ldexp, [fab, b.neg(k)])
         two_s = b.call(g.mg.intrinsic("llvm.exp2.f64", F64, [F64]), [b.fdiv(b.sitofp(s, F64), cd)])
         scaled = b.call(ldexp, [b.fmul(b.call(powd, [m, inv]), two_s), q])
-        normal = b.and_(b.fcmp_ordered(">", fab, f64(0.0)), b.fcmp_ordered("<", fab, f64(math.inf)))
         mag = b.select(normal, scaled, mag)
     odd = b.icmp_unsigned("!=", b.and_(c, I32(1)), I32(0))
     r = b.select(odd, b.call(g.mg.intrinsic("llvm.copysign.f64", F64, [F64, F64]), [mag, ad]), mag)
