@@ -202,3 +202,31 @@ def test_ldexp_overflow_underflow():
             (1.0, 0, -2 ** 31), (0.75, 0, 128), (INF, 0, -1000), (NAN, 0, 3), (-0.0, 0, 5)]
     got, _ = call("ldexp(x[i], k[i])", rows)
     same(got, [INF, 1.5e-45, 0.0, 3e-45, -INF, 0.0, float(np.float32(2 ** 127 * 1.5)), INF, NAN, -0.0])
+
+
+@pytest.mark.parametrize("t", ["float", "double"])
+def test_normalize_length_distance_exact_for_subnormal_and_huge_components(t):
+    """Scaled before squaring (CTS geom_normalize with denormals supported): components whose
+    squares would underflow to 0 or overflow to inf still give the correctly scaled result."""
+    dt = FLOATS[t]
+    fi = np.finfo(dt)
+    vs = [(fi.smallest_subnormal, 0.0), (fi.smallest_subnormal, fi.smallest_subnormal), (3 * fi.smallest_subnormal,
+          -4 * fi.smallest_subnormal), (fi.max, fi.max), (-fi.max / 2, fi.max / 3), (fi.tiny, 1e-3 * fi.tiny)]
+    src = ("__kernel void k(__global const T2 *v, __global T2 *n, __global T *l, __global T *d) {"
+           " int i = get_global_id(0); n[i] = normalize(v[i]); l[i] = length(v[i]);"
+           " d[i] = distance(v[i], (T2)(0)); }").replace("T", t)
+    v = np.array(vs, dt)
+    nn, ln, dd = np.zeros_like(v), np.zeros(len(v), dt), np.zeros(len(v), dt)
+    run(ok(src).kernels["k"], [v, nn, ln, dd], (len(v),))
+    for (x, y), (nx, ny), l_, d_ in zip(vs, nn, ln, dd):
+        fx, fy = Fraction(float(x)), Fraction(float(y))
+        q = math.sqrt(float((fx * fx + fy * fy) / (fx * fx)))              # sqrt(1 + (y/x)^2), x != 0
+        want_nx = math.copysign(1.0, float(x)) / q
+        want_ny = float(fy / abs(fx)) / q
+        exact_len = abs(float(x)) * q
+        for got, want in ((nx, want_nx), (ny, want_ny)):
+            assert abs(float(got) - want) <= 4 * float(np.spacing(dt(abs(want)))), (x, y, got, want)
+        if exact_len <= float(np.finfo(dt).max):     # else length overflows, as it should
+            want_len = float(dt(exact_len))
+            assert abs(float(l_) - want_len) <= 4 * float(np.spacing(dt(want_len))), (x, y, l_, want_len)
+            assert l_ == d_
