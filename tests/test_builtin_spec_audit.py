@@ -289,14 +289,14 @@ def layout(kernels, t, n, groups):
     for name, (body, outs) in kernels.items():
         decl, mine = [], []
         for j, o in enumerate(outs):
-            count = groups * (1 if (n > 1 and not o[-1].isdigit()) else n)
+            count = groups * int(o[len(o.rstrip("0123456789")):] or 1)
             et = o.rstrip("0123456789")
             decl.append("__global %s *o%d = (__global %s *)(ob + %d);" % (et, j, et, off))
             mine.append((off, count, elem_dtype(o)))
             off += -(-count * np.dtype(elem_dtype(o)).itemsize // 128) * 128
         parts.append("    { %s %s }" % (" ".join(decl), body))
         where.append((name, mine))
-    src = ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    src = ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#define NG %d\n" % groups +
            "__kernel void audit(__global const %s *a, __global const %s *b, __global const %s *c, "
            "__global const int *k, __global uchar *ob) {\n    size_t i = get_global_id(0);\n%s\n}"
            % (t, t, t, "\n".join(parts)))
@@ -352,4 +352,82 @@ def test_every_builtin_overload_builds_and_matches_pocl(platforms, t, n):
         for a, b in zip(ours["-cl-std=CL1.2"][name], ours["-cl-std=CL3.0"][name]):
             assert a.tobytes() == b.tobytes(), name        # the language version changes no value
         bad += compare(name, t, n, ours["-cl-std=CL3.0"][name], theirs[name], dt, ins)
+    assert not bad, "\n".join(bad[:60])
+
+
+# ------------------------------------------------------------------ conversions and half data
+ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
+
+
+def conversion_kernels(src_t):
+    """convert_<int type>_sat<rounding> of every float edge (out-of-range non-saturated
+    conversions are undefined), convert_<float type><rounding> of every integer edge, and the
+    half stores/loads with every rounding mode (float and double sources)."""
+    ks = {}
+    if src_t in FLOATS:
+        for it in INTS:
+            for r in ROUNDINGS:
+                ks["c_%s_sat%s" % (it, r)] = ("o0[i] = convert_%s_sat%s(a[i]);" % (it, r), (it,))
+            ks["c4_%s_sat" % it] = ("if (i < NG / 4) vstore4(convert_%s4_sat_rtz(vload4(i, a)), i, o0);" % it,
+                                    (it + "4",))
+        for r in ROUNDINGS:
+            ks["h_store%s" % r] = ("vstore_half%s(a[i], i, (__global half *)o0);" % r, ("ushort",))
+            ks["h_store4%s" % r] = ("if (i < NG / 4) vstore_half4%s(vload4(i, a), i, (__global half *)o0);" % r,
+                                    ("ushort4",))
+            ks["h_storea4%s" % r] = ("if (i < NG / 4) vstorea_half4%s(vload4(i, a), i, (__global half *)o0);" % r,
+                                     ("ushort4",))
+        other = "double" if src_t == "float" else "float"
+        for r in ROUNDINGS:
+            ks["c_%s%s" % (other, r)] = ("o0[i] = convert_%s%s(a[i]);" % (other, r), (other,))
+    else:
+        for ft in FLOATS:
+            for r in ROUNDINGS:
+                ks["c_%s%s" % (ft, r)] = ("o0[i] = convert_%s%s(a[i]);" % (ft, r), (ft,))
+        for it in INTS:
+            ks["c_%s_sat" % it] = ("o0[i] = convert_%s_sat(a[i]);" % it, (it,))
+            ks["c_%s" % it] = ("o0[i] = convert_%s(a[i]);" % it, (it,))
+        if src_t == "ushort":
+            ks["h_load"] = ("o0[i] = vload_half(i, (__global const half *)a);", ("float",))
+            ks["h_load4"] = ("if (i < NG / 4) vstore4(vload_half4(i, (__global const half *)a), i, o0);", ("float4",))
+            ks["h_loada4"] = ("if (i < NG / 4) vstore4(vloada_half4(i, (__global const half *)a), i, o0);",
+                              ("float4",))
+    return ks
+
+
+def conversion_inputs(t, n):
+    dt = DT[t]
+    if t in FLOATS:
+        e = list(float_edges(dt)) + [2.5, -2.5, 3.5, 127.5, 128.0, -128.5, 255.5, 256.0, 32767.5, 65535.5, 2.0 ** 31,
+                                     -2.0 ** 31 - 1, 2.0 ** 32, 2.0 ** 63, -2.0 ** 63, 2.0 ** 64, 65504.0, 65520.0,
+                                     6e-8, 3e-8, -6.1e-5, 1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -12]
+        a = np.array(e, dt)
+    elif t == "ushort":
+        a = np.arange(0, 65536, 7, dtype=np.uint16)        # every half class: subnormal, inf, NaN
+    else:
+        a = int_edges(dt)
+    a = np.concatenate([a, a[:(-len(a)) % 4]])
+    return [a, a, a], np.zeros(len(a), np.int32)
+
+
+CONV_CASES = ["float", "double", "ushort", "char", "uint", "long", "ulong"]
+
+
+@pytest.mark.parametrize("t", CONV_CASES)
+def test_conversions_and_half_data_match_pocl(platforms, t, monkeypatch):
+    pyplat_cq, pocl_cq = platforms
+    kernels = conversion_kernels(t)
+    monkeypatch.setitem(globals(), "inputs", conversion_inputs)
+    ours = {std: run_all(pyplat_cq, kernels, t, 1, std)[0] for std in ("-cl-std=CL1.2", "-cl-std=CL3.0")}
+    if pocl_cq is None:
+        pytest.skip("PoCL is not installed")
+    theirs, ins = run_all(pocl_cq, kernels, t, 1, "-cl-std=CL1.2")
+    bad = []
+    for name in kernels:
+        for j, (a, b, w) in enumerate(zip(ours["-cl-std=CL1.2"][name], ours["-cl-std=CL3.0"][name], theirs[name])):
+            assert a.tobytes() == b.tobytes(), name
+            same = (a == w) | (np.isnan(a) & np.isnan(w)) if a.dtype.kind == "f" else (a == w)
+            if name.startswith("h_store"):          # any half NaN for a NaN (the payload is free)
+                same |= (a & 0x7c00 == 0x7c00) & (a & 0x3ff != 0) & (w & 0x7c00 == 0x7c00) & (w & 0x3ff != 0)
+            for i in np.nonzero(~same)[0][:3]:
+                bad.append("%s(%r): pyplat %r pocl %r" % (name, ins[0][i % len(ins[0])], a[i], w[i]))
     assert not bad, "\n".join(bad[:60])
