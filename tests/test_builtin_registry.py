@@ -108,6 +108,18 @@ CHAPTER_KERNELS = {
         c[0] = convert_uchar4_sat(i[1]);
         o[2] = convert_float4_rtz(i[2]);
     }""",
+    "clang_builtins": """
+    __kernel void k(__global float *f, __global uint *u, __global int *o) {
+        o[0] = __builtin_expect(u[0], 1) + __builtin_expect_with_probability(u[1], 1, 0.9)
+             + __builtin_isnan(f[0]) + __builtin_isinf(f[0]) + __builtin_isfinite(f[0])
+             + __builtin_isnormal(f[0]) + __builtin_signbit(f[0]) + __builtin_signbitf(f[0])
+             + __builtin_popcount(u[0]) + __builtin_constant_p(3) + __builtin_bswap16((ushort)u[0])
+             + __builtin_bswap32(u[0]) + __builtin_bswap64((ulong)u[0]);
+        __builtin_assume(u[0] > 0);
+        __builtin_prefetch(f);
+        if (u[0] == 12345) __builtin_unreachable();
+        f[1] = __builtin_sqrtf(f[0]);
+    }""",
 }
 
 CHAPTER_OPTIONS = {"integer": "-cl-std=CL2.0", "workitem": "-cl-std=CL2.0"}   # ctz, get_enqueued_local_size

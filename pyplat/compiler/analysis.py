@@ -21,7 +21,11 @@ def _root_param(n):
     return None
 
 
-_WRITERS = ("vstore", "atomic_", "atom_")
+# Builtins that only read through their pointer arguments; every other builtin may write through
+# its pointer arguments (vstore*, atomics, the out parameters of fract/modf/sincos/frexp/
+# lgamma_r/remquo, the destination of async_work_group_copy), so the argument counts as written.
+_READERS = ("vload", "prefetch", "printf")
+_ASYNC_COPIES = ("async_work_group_copy", "async_work_group_strided_copy")
 
 
 def written_params(kernel):
@@ -61,9 +65,9 @@ def written_params(kernel):
             return
         if op == "builtin":
             name = n.val
-            for k in n.kids:
+            for i, k in enumerate(n.kids):
                 if k.type.is_pointer:
-                    if name.startswith(_WRITERS):
+                    if not (name.startswith(_READERS) or (name in _ASYNC_COPIES and i == 1)):
                         r = _root_param(k)
                         if r is not None:
                             written.add(r)

@@ -376,6 +376,31 @@ class Frontend:
                     pass
         return n
 
+    def e_generic(self, c):
+        """C11 _Generic: the association clang selected. Its value when clang evaluates it to a
+        constant, else the one association whose type is the selection's (clang gives the
+        selection the selected expression's type). Every operand is built, in order, so that
+        accessor pairing sees each of them (see e_trait)."""
+        kids = [k for k in c.get_children() if k.kind.is_expression()]
+        built = []
+        for k in kids:
+            try:
+                built.append(self.expr(k))
+            except CompileError:
+                built.append(None)
+        v = capi.evaluate(c)
+        t = self.ty(c.type)
+        if v is not None and t.is_scalar:
+            return Node("const", t, val=v, cur=c)
+        want = c.type.get_canonical()
+        hits = [i for i, k in enumerate(kids) if i > 0 and k.type.get_canonical() == want]
+        if len(hits) != 1:
+            raise CompileError("_Generic: the selected association is not a constant and its type "
+                               "is not unique among the associations", c)
+        if built[hits[0]] is None:
+            return self.expr(kids[hits[0]])
+        return built[hits[0]]
+
     def e_paren(self, c):
         return self.expr(next(c.get_children()))
 
@@ -408,6 +433,9 @@ class Frontend:
                 raise CompileError("unsupported expression", c)
             return Node("zero", t, cur=c)
         if len(kids) != 1:
+            v = capi.evaluate(c)        # __builtin_offsetof(type, member) and other constants
+            if v is not None and t is not None and t.is_scalar:
+                return Node("const", t, val=v, cur=c)
             raise CompileError("unsupported expression (builtin with %d operands)" % len(kids), c)
         ch = kids[0]
         sub = self.expr(ch)
@@ -641,6 +669,7 @@ _EXPR = {
     CK.CONDITIONAL_OPERATOR: Frontend.e_cond, CK.CSTYLE_CAST_EXPR: Frontend.e_cast,
     CK.COMPOUND_LITERAL_EXPR: Frontend.e_compound_lit, CK.INIT_LIST_EXPR: Frontend.e_initlist,
     CK.CALL_EXPR: Frontend.e_call, CK.STRING_LITERAL: Frontend.e_string,
+    CK.GENERIC_SELECTION_EXPR: Frontend.e_generic,
 }
 
 

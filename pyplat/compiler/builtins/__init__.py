@@ -6,8 +6,9 @@ definition written in OpenCL C (kernels/builtins/*.cl, registered by from_librar
 Importing the chapter modules here is what registers them.
 """
 from . import (async_copies, atomics, common, conversions, from_library, geometric, integer,  # noqa: F401
-               math, misc_vector, printf, relational, synchronisation, vector_data, workitem)
+               math, misc_vector, printf, relational, synchronisation, vector_data, workitem,
+               clang_builtins)
 from .registry import REGISTRY, lower  # noqa: F401
 
 CHAPTERS = (workitem, math, integer, common, geometric, relational, vector_data, synchronisation,
-            async_copies, atomics, printf, conversions, misc_vector)
+            async_copies, atomics, printf, conversions, misc_vector, clang_builtins)

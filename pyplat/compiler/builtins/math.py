@@ -6,13 +6,13 @@ import math
 from llvmlite import ir
 
 from .. import types as T
-from .helpers import F32, F64, I32, cfun, elem, fconst, intr, libm, per_element, shaped, store_out
+from .helpers import F32, F64, I32, cfun, elem, fconst, intr, libm, per_element, shaped, shaped_arg, store_out
 from .registry import builtin
 
 INTRINSIC_1 = {"sqrt": "sqrt", "fabs": "fabs", "sin": "sin", "cos": "cos", "exp": "exp", "exp2": "exp2",
                "log": "log", "log2": "log2", "log10": "log10", "floor": "floor", "ceil": "ceil",
                "round": "round", "trunc": "trunc", "rint": "rint"}
-INTRINSIC_2 = {"pow": "pow", "powr": "pow", "fmin": "minnum", "fmax": "maxnum", "copysign": "copysign"}
+INTRINSIC_2 = {"pow": "pow", "fmin": "minnum", "fmax": "maxnum", "copysign": "copysign"}
 LIBM = ("tan", "atan", "tanh", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh",
         "expm1", "log1p", "erf", "erfc", "tgamma", "lgamma", "exp10", "logb",
         "atan2", "hypot", "nextafter", "fdim", "remainder")
@@ -181,14 +181,64 @@ def frexp_lgamma_r(g, n, name):
     return r
 
 
+def signbit(g, t, x):
+    """i1 (vector) of x's sign bits (also of -0 and NaNs)."""
+    e = elem(t)
+    it = ir.IntType(e.bits)
+    ity = ir.VectorType(it, t.count) if t.is_vector else it
+    return g.b.icmp_signed("<", g.b.bitcast(x, ity), ir.Constant(ity, None))
+
+
 @builtin("remquo")
 def remquo(g, n, name):
+    """remainder(x, y) and the sign of x/y with the 7 low bits of the integral quotient (the
+    spec's minimum; libm gives 3). The quotient modulo 128 is that of |x| mod 128|y| (exact, as
+    fmod always is) divided by |y|: no overflow or loss for any exponent difference."""
+    b = g.b
+    t = n.type
     kids = n.kids
-    x, y = g.rv(kids[0]), g.rv(kids[1])
+    x, y = shaped_arg(g, kids[0], t, n), shaped_arg(g, kids[1], t, n)
     it = kids[2].type.pointee
-    r, iv = libm_out(g, "remquo", n.type, [x, y], it)
-    store_out(g, kids[2], iv, it)
+    e = elem(t)
+    ax, ay = intr(g, "fabs", t, [x]), intr(g, "fabs", t, [y])
+    fmax = float.fromhex("0x1.fffffep+127") if e.bits == 32 else float.fromhex("0x1.fffffffffffffp+1023")
+    # 128|y| overflows only where |x| / |y| < 128 already
+    big = b.fcmp_ordered(">", ay, fconst(t, fmax / 128))
+    m = b.select(big, ax, b.frem(ax, b.fmul(ay, fconst(t, 128.0))))
+    f = b.frem(m, ay)                                    # fmod(|x|, |y|), exact
+    k = intr(g, "rint", t, [b.fdiv(b.fsub(m, f), ay)])   # trunc(|x| / |y|) mod 128, exactly
+    ok = b.fcmp_ordered("ord", f, f)
+    k = b.select(ok, k, fconst(t, 0.0))
+    ki = b.fptosi(k, it.llvm())
+    one = fconst(it, 1)
+    odd = b.icmp_unsigned("!=", b.and_(ki, one), fconst(it, 0))
+    rest = b.fsub(ay, f)
+    up = b.or_(b.fcmp_ordered(">", f, rest), b.and_(b.fcmp_ordered("==", f, rest), odd))
+    r = b.select(up, b.fsub(f, ay), f)
+    r = b.fmul(intr(g, "copysign", t, [fconst(t, 1.0), x]), r)   # the sign of x, also on 0
+    q = b.and_(b.select(up, b.add(ki, one), ki), fconst(it, 127))
+    neg = b.xor(signbit(g, t, x), signbit(g, t, y))
+    q = b.select(neg, b.neg(q), q)
+    store_out(g, kids[2], q, it)
     return r
+
+
+@builtin("powr")
+def powr(g, n, name):
+    """pow for x >= 0 only (IEEE 754 powr): NaN for x < 0, powr(+-0, +-0), powr(+inf, +-0),
+    powr(1, +-inf) and any NaN argument; +-0 is +0."""
+    b = g.b
+    t = n.type
+    x, y = shaped(g, n)
+    ax = intr(g, "fabs", t, [x])
+    r = intr(g, "pow", t, [ax, y])
+    inf, zero = fconst(t, math.inf), fconst(t, 0.0)
+    y0 = b.fcmp_ordered("==", y, zero)
+    bad = b.or_(b.fcmp_unordered("uno", x, y), b.fcmp_ordered("<", x, zero))
+    bad = b.or_(bad, b.and_(y0, b.or_(b.fcmp_ordered("==", ax, zero), b.fcmp_ordered("==", ax, inf))))
+    bad = b.or_(bad, b.and_(b.fcmp_ordered("==", x, fconst(t, 1.0)),
+                            b.fcmp_ordered("==", intr(g, "fabs", t, [y]), inf)))
+    return b.select(bad, fconst(t, math.nan), r)
 
 
 # ------------------------------------------------------------------ with an int argument
@@ -215,18 +265,39 @@ def with_int_argument(g, n, name):
         if name == "pown":
             r = b.call(powd, [ad, cd])
         else:
-            inv = b.fdiv(ir.Constant(F64, 1.0), cd)
-            mag = b.call(powd, [b.call(g.mg.intrinsic("llvm.fabs.f64", F64, [F64]), [ad]), inv])
-            odd = b.icmp_unsigned("!=", b.and_(c, I32(1)), I32(0))
-            neg = b.fcmp_ordered("<", ad, ir.Constant(F64, 0.0))
-            r = b.select(b.and_(neg, odd), b.fneg(mag), mag)
-            r = b.select(b.and_(neg, b.not_(odd)), ir.Constant(F64, math.nan), r)
-            zero = b.fcmp_ordered("==", ad, ir.Constant(F64, 0.0))
-            # rootn(+-0, n) = +-0 for odd n>0, +0 for even n>0, +-inf for n<0 (sign per odd)
-            r = b.select(zero, b.call(powd, [ad, inv]), r)
-            r = b.select(b.icmp_signed("==", c, I32(0)), ir.Constant(F64, math.nan), r)
+            r = _rootn(g, ad, c, cd, e.bits == 64)
         return b.fptrunc(r, F32) if e.bits == 32 else r
     return per_element(g, t, one, x, kk)
+
+
+def _rootn(g, ad, c, cd, exact_scale):
+    """rootn in double: |x|^(1/n), the sign of x for odd n, NaN for x < 0 and even n or n = 0
+    (rootn(+-0, n) follows: +-0 or +-inf for odd n, +0 or +inf for even). For double x
+    (exact_scale) 1/n's rounding would cost up to ~60 ulp on |log x| large: x = m 2^k with m in
+    [1, 2), k = q n + s, so x^(1/n) = m^(1/n) 2^(s/n) 2^q with |s/n| < 1."""
+    b = g.b
+    f64 = lambda v: ir.Constant(F64, v)  # noqa: E731
+    powd = g.mg.intrinsic("llvm.pow.f64", F64, [F64, F64])
+    fab = b.call(g.mg.intrinsic("llvm.fabs.f64", F64, [F64]), [ad])
+    inv = b.fdiv(f64(1.0), cd)
+    mag = b.call(powd, [fab, inv])
+    if exact_scale:
+        ilogb = cfun(g, "ilogb", I32, [F64])
+        ldexp = cfun(g, "ldexp", F64, [F64, I32])
+        normal = b.and_(b.fcmp_ordered(">", fab, f64(0.0)), b.fcmp_ordered("<", fab, f64(math.inf)))
+        # ilogb(0) and ilogb(NaN) are INT_MIN, and INT_MIN / -1 traps: those lanes take 0
+        k = b.select(normal, b.call(ilogb, [fab]), I32(0))
+        c1 = b.select(b.icmp_signed("==", c, I32(0)), I32(1), c)
+        q = b.sdiv(k, c1)
+        s = b.sub(k, b.mul(q, c1))
+        m = b.call(ldexp, [fab, b.neg(k)])
+        two_s = b.call(g.mg.intrinsic("llvm.exp2.f64", F64, [F64]), [b.fdiv(b.sitofp(s, F64), cd)])
+        scaled = b.call(ldexp, [b.fmul(b.call(powd, [m, inv]), two_s), q])
+        mag = b.select(normal, scaled, mag)
+    odd = b.icmp_unsigned("!=", b.and_(c, I32(1)), I32(0))
+    r = b.select(odd, b.call(g.mg.intrinsic("llvm.copysign.f64", F64, [F64, F64]), [mag, ad]), mag)
+    r = b.select(b.and_(b.fcmp_ordered("<", ad, f64(0.0)), b.not_(odd)), f64(math.nan), r)
+    return b.select(b.icmp_signed("==", c, I32(0)), f64(math.nan), r)
 
 
 @builtin("ilogb")
