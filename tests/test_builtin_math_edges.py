@@ -230,3 +230,21 @@ def test_normalize_length_distance_exact_for_subnormal_and_huge_components(t):
             want_len = float(dt(exact_len))
             assert abs(float(l_) - want_len) <= 4 * float(np.spacing(dt(want_len))), (x, y, l_, want_len)
             assert l_ == d_
+
+
+def test_normalize_subnormal_result_next_to_a_huge_component():
+    """CTS geom_normalize's failing sample: scaling the vector down before dividing flushed the
+    small component's low bits (a subnormal result 64 ulp off); each result must be within a few
+    ulp of x / |x| computed exactly."""
+    v = np.array([[float.fromhex("0x1.b08b3ep-20"), float.fromhex("0x1.323d98p-18"),
+                   float.fromhex("0x1.82c064p-64"), -float.fromhex("0x1.61f43p+72")],
+                  [float.fromhex("0x1p-130"), 3e30, float.fromhex("0x1.8p-120"), 1.0]], np.float32)
+    src = ("__kernel void k(__global const float4 *v, __global float4 *n) {"
+           " int i = get_global_id(0); n[i] = normalize(v[i]); }")
+    out = np.zeros_like(v)
+    run(ok(src).kernels["k"], [v, out], (len(v),))
+    for row, got in zip(v, out):
+        norm = math.sqrt(float(sum(Fraction(float(x)) ** 2 for x in row)))
+        for x, g in zip(row, got):
+            want = float(x) / norm
+            assert abs(float(g) - want) <= 4 * float(np.spacing(np.float32(abs(want)))), (x, g, want)
