@@ -140,6 +140,43 @@ def _rect(origin, region, row_pitch, slice_pitch):
     return offset, r, row_pitch, slice_pitch, extent
 
 
+def _rects_overlap(a, a_row, a_slice, b, b_row, b_slice, region):
+    """Do the rectangles at addresses a and b (same region, their own pitches) share a byte?
+
+    Exact: bytes interleaved between rows or slices of the other rectangle are no overlap.
+    (Buffers of distinct storage have distinct addresses, so this also covers sub-buffers.)"""
+    rx, ry, rz = region
+    a_end = a + (rz - 1) * a_slice + (ry - 1) * a_row + rx
+    b_end = b + (rz - 1) * b_slice + (ry - 1) * b_row + rx
+    if a_end <= b or b_end <= a:
+        return False
+    if (a_row, a_slice) == (b_row, b_slice):
+        # a byte of both: b - a = dz*slice + dy*row + dx with |dz| < rz, |dy| < ry, |dx| < rx.
+        # Slices and rows do not wrap (slice >= ry*row, row >= rx), so only dz near the quotient
+        # can work; for each, the dy range comes from the dx bounds.
+        delta, reach = b - a, (ry - 1) * a_row + rx - 1
+        for dz in range(max(-(rz - 1), -((reach - delta) // a_slice)),
+                        min(rz - 1, (delta + reach) // a_slice) + 1):
+            t = delta - dz * a_slice
+            if max(-(ry - 1), -((rx - 1 - t) // a_row)) <= min(ry - 1, (t + rx - 1) // a_row):
+                return True
+        return False
+    # different pitches (sub-buffers of one buffer): each row of a against b's rows near it
+    return any(_row_meets(a + z * a_slice + y * a_row, rx, b, b_row, b_slice, region)
+               for z in range(rz) for y in range(ry))
+
+
+def _row_meets(lo, n, base, row, slice_, region):
+    """Does [lo, lo + n) share a byte with a row of the rectangle at base?"""
+    rx, ry, rz = region
+    span = (ry - 1) * row + rx
+    for z in range(max(0, -((base + span - 1 - lo) // slice_)), min(rz - 1, (lo + n - 1 - base) // slice_) + 1):
+        s = base + z * slice_
+        if max(0, -((s + rx - 1 - lo) // row)) <= min(ry - 1, (lo + n - 1 - s) // row):
+            return True
+    return False
+
+
 def _copy_rect(queue, dst, dst_row, dst_slice, src, src_row, src_slice, region):
     command = queue.new_command()
     command.set_rect(dst, dst_row, dst_slice, src, src_row, src_slice, region)
@@ -198,7 +235,8 @@ def clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, d
     if src is dst:
         check(s_row == d_row and s_slice == d_slice, cl.CL_INVALID_VALUE,
               "copies within one buffer need equal pitches")
-        check(s_end <= d_off or d_end <= s_off, cl.CL_MEM_COPY_OVERLAP, "source and destination overlap")
+    check(not _rects_overlap(src.address + s_off, s_row, s_slice, dst.address + d_off, d_row, d_slice, r),
+          cl.CL_MEM_COPY_OVERLAP, "source and destination rectangles share bytes")
     _submit(queue, cl.CL_COMMAND_COPY_BUFFER_RECT,
             _copy_rect(queue, dst.address + d_off, d_row, d_slice, src.address + s_off, s_row, s_slice, r),
             num_events_in_wait_list, event_wait_list, event, (src, dst), accesses=((src, False), (dst, True)))

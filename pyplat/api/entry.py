@@ -7,7 +7,7 @@ IMPLEMENTED = {}
 
 # The API modules, one per area of the spec; importing them registers their entry points.
 MODULES = ("platform", "device", "context", "memory", "queue", "event", "program", "kernel",
-           "enqueue")
+           "enqueue", "optional")
 
 
 def entry(fn):
