@@ -151,7 +151,9 @@ install_system() {
 }
 
 install_pyplat() {
-    [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import pyplat.runtime._sched" 2>/dev/null && return 0
+    # checked from /, where no source tree shadows the installed package
+    [ -x "$VENV/bin/python" ] && (cd / && "$VENV/bin/python" -c "import pyplat.runtime._sched") 2>/dev/null \
+        && return 0
     say "venv $VENV (--system-site-packages) + wheels + PyPlat"
     "$PY" -m venv --system-site-packages "$VENV" || return 1
     # A venv made from a venv sees the base interpreter's site-packages, not the first venv's:
