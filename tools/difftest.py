@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Long differential runs: random OpenCL C programs on PyPlat and PoCL, outputs compared.
+
+    python tools/difftest.py --seconds 3600 --seed 1000000 --jobs 2 --batch 40 --out difftest-out
+
+Program seeds are --seed, --seed+1, ... (a seed always gives the same program, so a run can be
+continued from where another stopped). Every mismatch is saved (program, header, both outputs)
+under --out, with a reduced reproducer when --reduce is given. Prints a running count; the last
+line is the summary. Set PYPLAT_CACHE_DIR=off (the default here) so that compiled programs do not
+fill the cache. See docs/differential.md.
+"""
+import argparse
+import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+
+def work(args):
+    first, count, batch, out, reduce_ = args
+    from difftest import runner
+    devs = _devices()
+    res = runner.run_seeds(range(first, first + count), devs, batch=batch)
+    for m in res.mismatches:
+        stem = runner.save(m, out)
+        if reduce_ and m["kind"] == "output":
+            from difftest import generator, reduce
+            prog = generator.generate(m["seed"], f"p{m['seed']}_", runner.options_for(devs))
+            src, hdr = reduce.reduce(prog, devs, runner.inputs(12345))
+            Path(f"{stem}.reduced.cl").write_text(src)
+            Path(f"{stem}.reduced.h").write_text(hdr)
+    for m in res.invalid:
+        runner.save(dict(m, kind="invalid"), out)
+    return res.programs, res.builds, [m["seed"] for m in res.mismatches], len(res.invalid)
+
+
+_DEVS = None
+
+
+def _devices():
+    global _DEVS
+    if _DEVS is None:
+        from difftest import runner
+        _DEVS = runner.default_devices()
+    return _DEVS
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("--programs", type=int, default=0, help="stop after this many programs")
+    ap.add_argument("--seconds", type=float, default=0, help="stop after this many seconds")
+    ap.add_argument("--seed", type=int, default=1, help="first program seed")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--batch", type=int, default=40, help="programs per cl_program build")
+    ap.add_argument("--chunk", type=int, default=0, help="programs per task (default 2 batches)")
+    ap.add_argument("--out", default="difftest-out", help="directory for mismatches")
+    ap.add_argument("--reduce", action="store_true", help="also save reduced reproducers")
+    a = ap.parse_args(argv)
+    if not a.programs and not a.seconds:
+        a.programs = 1000
+    os.environ.setdefault("PYPLAT_CACHE_DIR", "off")
+    os.environ.setdefault("PYOPENCL_COMPILER_OUTPUT", "0")
+    chunk = a.chunk or 2 * a.batch
+    t0 = time.time()
+    total = builds = invalid = 0
+    bad = []
+
+    def tasks():
+        s = a.seed
+        while True:
+            n = chunk if not a.programs else min(chunk, a.seed + a.programs - s)
+            if n <= 0 or (a.seconds and time.time() - t0 > a.seconds):
+                return
+            yield (s, n, a.batch, a.out, a.reduce)
+            s += n
+
+    gen = tasks()
+    crashed = []        # first seeds of chunks whose worker died (a crash in a platform)
+    pool = ProcessPoolExecutor(a.jobs, mp_context=mp.get_context("spawn"))
+    pending = []
+    while True:
+        while len(pending) < 2 * a.jobs:      # a few tasks ahead, never the whole run
+            t = next(gen, None)
+            if t is None:
+                break
+            pending.append((t, pool.submit(work, t)))
+        if not pending:
+            break
+        t, fut = pending.pop(0)
+        try:
+            progs, b, mism, inv = fut.result()
+        except BrokenProcessPool:
+            # a worker died (signal): note the chunk, start a fresh pool, resubmit the others
+            crashed.append(t[0])
+            Path(a.out).mkdir(parents=True, exist_ok=True)
+            Path(a.out, f"crash_seeds{t[0]}-{t[0] + t[1] - 1}.txt").write_text(
+                "a worker died running these seeds; rerun them with --jobs 1 --batch 1\n")
+            pool.shutdown(wait=False, cancel_futures=True)
+            pool = ProcessPoolExecutor(a.jobs, mp_context=mp.get_context("spawn"))
+            pending = [(u, pool.submit(work, u)) for u, _ in pending]
+            continue
+        total, builds, invalid = total + progs, builds + b, invalid + inv
+        bad += mism
+        print(f"{time.time() - t0:8.0f}s  programs {total}  builds {builds}  "
+              f"mismatches {len(bad)}  invalid {invalid}  crashed chunks {len(crashed)}",
+              flush=True)
+    pool.shutdown()
+    print(f"from seed {a.seed}: {total} programs, {builds} builds, {len(bad)} mismatches "
+          f"{bad[:20]}, {invalid} invalid, crashed chunks at {crashed}, {time.time() - t0:.0f} s")
+    return 1 if bad or crashed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
