@@ -9,7 +9,8 @@
 Run it with the interpreter PyPlat is installed in: its `pyplat run --` puts PyPlat next to the
 installed platforms for the loader, and each application selects one platform by name or index.
   reikna: `pip install reikna scipy`; its tests come from the sdist (`scripts/setup.sh` leaves
-          it in <venv>/real-apps/); run as `pytest --api=ocl --platform-include-mask=NAME`.
+          it in <venv>/real-apps/); run as `pytest --api=ocl --platform-include-mask=NAME`, with
+          this file as a plugin for one pyopencl 2026 incompatibility (see pytest_configure).
   clFFT:  Debian `clfft-client` (the client transforms a constant or impulse signal and checks the
           result exactly, printing "Internal Client Test *****PASS*****" or "*****FAIL*****") and
           `python3-gpyfft` (a unittest suite comparing clFFT's transforms with numpy.fft; run with
@@ -77,17 +78,33 @@ def junit_counts(path):
     return n, failing
 
 
+def pytest_configure(config):
+    """When reikna's suite loads this file as a pytest plugin (`-p real_apps`): reikna 0.9.0's
+    Thread.from_device passes `async_=` to pyopencl's Array.get, which pyopencl 2026 no longer
+    takes, so every test reading results through it fails on any platform. Drop the argument
+    (a blocking read is what reikna asks for there)."""
+    import pyopencl.array as cla
+    get = cla.Array.get
+
+    def get_without_async(self, queue=None, ary=None, async_=None, **kwargs):
+        return get(self, queue=queue, ary=ary, **kwargs)
+
+    cla.Array.get = get_without_async
+
+
 def run_reikna(testdir, platform, pytest_args, timeout=7200, runner=None):
     """Run reikna's suite on one platform; returns (counts, failing ids, seconds)."""
     with tempfile.TemporaryDirectory() as tmp:
         xml = os.path.join(tmp, "junit.xml")
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--api=ocl",
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "real_apps", "--api=ocl",
                "--platform-include-mask=" + platform, "-m", "not perf", "--junitxml=" + xml] + list(pytest_args)
+        env = {"PYTHONPATH": os.path.dirname(os.path.abspath(__file__))}
         t = time.perf_counter()
         if runner is None:
-            subprocess.run(pyplat_run() + cmd, cwd=testdir, capture_output=True, timeout=timeout)
+            subprocess.run(pyplat_run() + cmd, cwd=testdir, capture_output=True, timeout=timeout,
+                           env=dict(os.environ, **env))
         else:
-            runner(cmd, cwd=testdir, timeout=timeout)
+            runner(cmd, cwd=testdir, timeout=timeout, env=env)
         seconds = time.perf_counter() - t
         if not os.path.exists(xml):
             return None, [], seconds
