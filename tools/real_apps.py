@@ -241,8 +241,12 @@ def run_clpeak(index, extra=(), timeout=1800):
         if not s:
             continue
         m = re.match(r"(.+?)\s*:\s*([-\d.]+)(?:\s*[a-z]+)?$", s)
-        if m and test is not None:
+        nested = len(line) - len(line.lstrip()) > 4      # a figure under a test's heading
+        if m and nested and test is not None:
             results[test].append((m.group(1), m.group(2)))
+        elif m and not nested and m.group(1) not in ("Compute units", "Clock frequency"):
+            results[m.group(1)] = [("", m.group(2))]     # a one-figure test (kernel launch latency)
+            test = None
         elif s.endswith(")") and "(" in s and ":" not in s:
             test = s
             results[test] = []
