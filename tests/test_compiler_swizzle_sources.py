@@ -233,3 +233,20 @@ def test_macro_swizzles_in_calls_helpers_loops_and_conditionals():
         out[7] = (q.x > 5 ? M(q) : q).x;
     }"""
     check(src, [13, 13, 12, 11, 13, 24, 18, 13, 10])
+
+
+def test_swizzle_inside_a_macro_argument():
+    # found by the differential tester (seed 9000335): a full-width swizzle of an rvalue inside
+    # the argument of a macro (here as_int4, a macro of our header) has, as an expansion
+    # location, the extent of its base; its spelling ends at the accessor, an implicit
+    # conversion's does not. Another same-type conversion of the function took the accessor
+    # and the swizzle was dropped.
+    src = """
+    #define ID(x) x
+    __kernel void k(__global const int *in, __global int *out) {
+        int4 a = as_int4(convert_int4(((uint4)((uint)in[0], (uint)in[1], 7u, 8u))) >> 1);
+        int4 b = as_int4(((int4)(in[0], in[1], in[2], in[3])).wzzx >> 1);
+        int4 c = ID(((int4)(in[4], in[5], in[6], in[7])).yxwz);
+        vstore4(a, 0, out); vstore4(b, 1, out); vstore4(c, 2, out);
+    }"""
+    check(src, [5, 5, 3, 4, 6, 6, 6, 5, 15, 14, 17, 16])

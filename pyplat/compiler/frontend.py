@@ -446,8 +446,12 @@ class Frontend:
             if t.is_vector and t.count == s.count:
                 if sub.lv:
                     is_swz = c.type.get_address_space() == ch.type.get_address_space()
-                elif c.extent.end.offset == ch.extent.end.offset:
-                    # a swizzle written in a macro body has its base's extent: clang's AST decides
+                elif c.extent.end.offset == ch.extent.end.offset and (
+                        capi.spelling_loc(c.extent.end) == capi.spelling_loc(ch.extent.end)):
+                    # An implicit conversion has exactly its operand's source range. A swizzle
+                    # ends at its accessor: inside a macro argument (as_type's too) the
+                    # expansion locations are equal but the spellings differ. Written in a
+                    # macro body it has its base's extent either way: clang's AST decides.
                     return self.swizzle(c, sub, t, maybe=True)
                 else:
                     is_swz = True
