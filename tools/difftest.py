@@ -11,9 +11,10 @@ fill the cache. See docs/differential.md.
 """
 import argparse
 import multiprocessing as mp
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -22,7 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 
 def work(args):
-    first, count, batch, out, reduce_ = args
+    first, count, batch, out, reduce_, limit = args
+    # a chunk that runs past its limit (a platform's compiler stuck on a program) ends its
+    # worker like a crash: SIGALRM's default action, which also interrupts native code
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(limit)
     from difftest import runner
     devs = _devices()
     res = runner.run_seeds(range(first, first + count), devs, batch=batch)
@@ -36,6 +41,7 @@ def work(args):
             Path(f"{stem}.reduced.h").write_text(hdr)
     for m in res.invalid:
         runner.save(dict(m, kind="invalid"), out)
+    signal.alarm(0)
     return res.programs, res.builds, [m["seed"] for m in res.mismatches], len(res.invalid)
 
 
@@ -60,6 +66,8 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=0, help="programs per task (default 2 batches)")
     ap.add_argument("--out", default="difftest-out", help="directory for mismatches")
     ap.add_argument("--reduce", action="store_true", help="also save reduced reproducers")
+    ap.add_argument("--chunk-timeout", type=int, default=600,
+                    help="seconds a chunk may take; past it, it counts as a crashed chunk")
     a = ap.parse_args(argv)
     if not a.programs and not a.seconds:
         a.programs = 1000
@@ -76,7 +84,7 @@ def main(argv=None):
             n = chunk if not a.programs else min(chunk, a.seed + a.programs - s)
             if n <= 0 or (a.seconds and time.time() - t0 > a.seconds):
                 return
-            yield (s, n, a.batch, a.out, a.reduce)
+            yield (s, n, a.batch, a.out, a.reduce, a.chunk_timeout)
             s += n
 
     gen = tasks()
@@ -88,21 +96,29 @@ def main(argv=None):
             t = next(gen, None)
             if t is None:
                 break
-            pending.append((t, pool.submit(work, t)))
+            pending.append((t, pool.submit(work, t), time.time()))
         if not pending:
             break
-        t, fut = pending.pop(0)
+        # the first task to finish, whichever it is: one slow chunk holds up no other
+        done, _ = wait([f for _, f, _ in pending], return_when=FIRST_COMPLETED)
+        t, fut, ts = pending.pop(next(i for i, (_, f, _) in enumerate(pending) if f in done))
         try:
             progs, b, mism, inv = fut.result()
         except BrokenProcessPool:
-            # a worker died (signal): note the chunk, start a fresh pool, resubmit the others
-            crashed.append(t[0])
+            # a worker died (a crash, or past --chunk-timeout): every task in flight fails with
+            # it. The culprit is taken to be the one submitted first (it ran longest); it is
+            # noted, the others go to a fresh pool.
+            flight = [(t, ts)] + [(u, us) for u, _, us in pending]
+            culprit = min(flight, key=lambda x: x[1])[0]
+            crashed.append(culprit[0])
             Path(a.out).mkdir(parents=True, exist_ok=True)
-            Path(a.out, f"crash_seeds{t[0]}-{t[0] + t[1] - 1}.txt").write_text(
-                "a worker died running these seeds; rerun them with --jobs 1 --batch 1\n")
+            Path(a.out, f"crash_seeds{culprit[0]}-{culprit[0] + culprit[1] - 1}.txt").write_text(
+                "a worker died (a crash, or past --chunk-timeout) running these seeds; rerun "
+                "them with --jobs 1 --batch 1\n")
             pool.shutdown(wait=False, cancel_futures=True)
             pool = ProcessPoolExecutor(a.jobs, mp_context=mp.get_context("spawn"))
-            pending = [(u, pool.submit(work, u)) for u, _ in pending]
+            again = [u for u, _ in flight if u is not culprit]
+            pending = [(u, pool.submit(work, u), time.time()) for u in again]
             continue
         total, builds, invalid = total + progs, builds + b, invalid + inv
         bad += mism

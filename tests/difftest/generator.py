@@ -461,11 +461,15 @@ class Gen:
         return [arith, arith, fn1, fn2, sel]
 
     def canon(self, t, x):
-        # not NAN: its payload is the implementation's (PoCL's is all ones)
-        nan = "as_float(0x7fc00000u)" if t.s == "float" else "as_double(0x7ff8000000000000UL)"
+        # not NAN: its payload is the implementation's (PoCL's is all ones). The choice is made
+        # on the bits (an integer select): a float select of "x is NaN ? some NaN : x" may
+        # legally keep x's own NaN (LLVM folds it so), and a NaN's sign and payload are not
+        # specified by OpenCL.
+        bits = "0x7fc00000u" if t.s == "float" else "0x7ff8000000000000UL"
+        ut = ("uint" if t.s == "float" else "ulong") + t.name[len(t.s):]
         if t.vec:
-            return f"select({x}, ({t.name})({nan}), isnan({x}))"
-        return f"(isnan({x}) ? {nan} : {x})"
+            return f"as_{t.name}(select(as_{ut}({x}), ({ut})({bits}), isnan({x})))"
+        return f"as_{t.name}(isnan({x}) ? {bits} : as_{ut}({x}))"
 
     def conversion(self, t, d):
         g = self.rng
