@@ -211,6 +211,23 @@ def test_nan_from_a_helper_is_stored(devs):
     assert run_one(devs[0], NAN_THROUGH_A_HELPER, 2) == [1, 0]
 
 
+NAN_LANE_OF_A_VECTOR_LITERAL = """
+__kernel void k(__global ulong *out) {
+    volatile short a = -1544, b = 37;
+    float2 v = (float2)((float)a * 0.125f) + ceil((float2)((float)b * 0.125f, NAN));
+    out[0] = as_uint(v.s0);
+    out[1] = isnan(v.s1);
+}
+"""
+
+
+def test_nan_lane_of_a_vector_literal_stays_nan(devs):
+    """-193 + ceil(4.625) = -188 in lane 0; NaN stays NaN in lane 1. PoCL 3.1 gave lane 1 the
+    value of lane 0 in the generated program (seed 9000789), so the expected values are by
+    hand."""
+    assert run_one(devs[0], NAN_LANE_OF_A_VECTOR_LITERAL, 2) == [0xc33c0000, 1]
+
+
 class _FakeDevice:
     """Stands in for a platform: 'builds' anything, and its output depends on whether the
     source still contains `marker` (the statement that makes two platforms disagree)."""
