@@ -97,13 +97,17 @@ class Options:
     def __init__(self, fp64=True, div_sqrt=True, local_reductions=True, macros=True,
                  header=True, structs=True, abs_of_min=False,
                  macro_rvalue_fullwidth=False, abs_diff_overflow=False,
-                 fp_contract_pragma=False):
+                 fp_contract_pragma=False, inf_nan_literals=False):
         self.fp64, self.div_sqrt, self.local_reductions = fp64, div_sqrt, local_reductions
         self.macros, self.header, self.structs = macros, header, structs
         self.abs_of_min = abs_of_min    # off: PoCL gets abs(MIN) wrong (docs/differential.md)
         self.macro_rvalue_fullwidth = macro_rvalue_fullwidth   # off: PyPlat bug, open
         self.abs_diff_overflow = abs_diff_overflow   # off: PoCL gets it wrong
         self.fp_contract_pragma = fp_contract_pragma  # off: PyPlat ignores FP_CONTRACT OFF
+        # off: PoCL 3.1 folds code reached by literal infinities and NaNs as if they could not
+        # occur (a lost store, a wrong select arm, a NaN lane); the inputs still bring
+        # infinities and NaNs at run time
+        self.inf_nan_literals = inf_nan_literals
 
 
 class Program:
@@ -241,7 +245,10 @@ class Gen:
     def const_leaf(self, s):
         r = self.rng
         if s in FLOAT_EDGES:
-            return r.choice(FLOAT_EDGES[s])
+            edges = FLOAT_EDGES[s]
+            if not self.opts.inf_nan_literals:
+                edges = [e for e in edges if "INFINITY" not in e and "NAN" not in e]
+            return r.choice(edges)
         lo, hi = LIMITS[s]
         c = [lo, hi, "0", "1"] + (["-1"] if SCALARS[s][1] else []) + [str(r.randrange(0, 100))]
         return f"(({s}){r.choice(c)})"
