@@ -477,15 +477,18 @@ class Gen:
         return [arith, arith, fn1, fn2, sel]
 
     def canon(self, t, x):
-        # not NAN: its payload is the implementation's (PoCL's is all ones). The choice is made
-        # on the bits (an integer select): a float select of "x is NaN ? some NaN : x" may
-        # legally keep x's own NaN (LLVM folds it so), and a NaN's sign and payload are not
-        # specified by OpenCL.
-        bits = "0x7fc00000u" if t.s == "float" else "0x7ff8000000000000UL"
-        ut = ("uint" if t.s == "float" else "ulong") + t.name[len(t.s):]
+        # not NAN: its payload is the implementation's (PoCL's is all ones). NaN is recognised
+        # and replaced on the bits alone (integer compare and select): with isnan or a float
+        # select an optimiser may keep x's own NaN (LLVM does, in PyPlat: x86's default NaN has
+        # the sign bit set), and OpenCL leaves a NaN's sign and payload unspecified.
+        f = t.s == "float"
+        bits, absm, inf = (("0x7fc00000u", "0x7fffffffu", "0x7f800000u") if f else
+                           ("0x7ff8000000000000UL", "0x7fffffffffffffffUL", "0x7ff0000000000000UL"))
+        ut = ("uint" if f else "ulong") + t.name[len(t.s):]
+        u = f"as_{ut}({x})"
         if t.vec:
-            return f"as_{t.name}(select(as_{ut}({x}), ({ut})({bits}), isnan({x})))"
-        return f"as_{t.name}(isnan({x}) ? {bits} : as_{ut}({x}))"
+            return f"as_{t.name}(select({u}, ({ut})({bits}), ({u} & ({ut})({absm})) > ({ut})({inf})))"
+        return f"as_{t.name}((({u} & {absm}) > {inf}) ? {bits} : {u})"
 
     def conversion(self, t, d):
         g = self.rng
