@@ -235,6 +235,21 @@ def test_nan_lane_of_a_vector_literal_stays_nan(devs):
     assert run_one(devs[0], NAN_LANE_OF_A_VECTOR_LITERAL, 2) == [0xc33c0000, 1]
 
 
+@pytest.mark.xfail(strict=True, reason="PyPlat: in a generated program (seed 60002779, reduced in "
+                   "tests/difftest/cases/), v2.lo = rotate((uchar2)(v2.s0, v2.s0), (uchar2)(v2.s0, "
+                   "v2.s1)) computes lane 1 as rotate(v2.s1, v2.s1): the first literal's accessors are "
+                   "mispaired (open; the same statement alone is right)")
+def test_reduced_case_seed60002779(devs):
+    """By hand (rotate(s0, s1) for lane 1) PoCL is right: both platforms must agree."""
+    from pathlib import Path
+    case = Path(__file__).parent / "difftest" / "cases"
+    src, hdr = (case / "seed60002779.cl").read_text(), (case / "seed60002779.h").read_text()
+    ins = runner.inputs(12345)
+    outs = [d.run(src, hdr, ["difftest_batch"], ins, runner.GLOBAL * 16)[0] for d in devs]
+    assert outs[0] is not None and outs[1] is not None
+    assert list(outs[0]) == list(outs[1])
+
+
 class _FakeDevice:
     """Stands in for a platform: 'builds' anything, and its output depends on whether the
     source still contains `marker` (the statement that makes two platforms disagree)."""
