@@ -45,3 +45,13 @@ def read(queue, buf, nbytes, dtype):
     out = np.empty(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
     assert CL.clEnqueueReadBuffer(queue, buf, 1, 0, nbytes, addr(out), 0, 0, 0) == cl.CL_SUCCESS
     return out
+
+
+def context_and_queue():
+    """A context, its device and an in-order queue, released after use: the body of a test
+    module's `env` fixture (`yield from context_and_queue()`)."""
+    ctx, dev = make_context()
+    q = make_queue(ctx, dev)
+    yield ctx, dev, q
+    CL.clReleaseCommandQueue(q)
+    CL.clReleaseContext(ctx)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from capi import CL, addr, err
-from clobjects import make_buffer, make_context, make_queue, read
+from clobjects import context_and_queue, make_buffer, read
 from pyplat import cl
 
 SIZE = 512
@@ -25,11 +25,7 @@ SIZE = 512
 
 @pytest.fixture(scope="module")
 def env():
-    ctx, dev = make_context()
-    q = make_queue(ctx, dev)
-    yield ctx, dev, q
-    CL.clReleaseCommandQueue(q)
-    CL.clReleaseContext(ctx)
+    yield from context_and_queue()
 
 
 def rect_bytes(origin, region, row, slice_):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from capi import CL, addr, err
-from clobjects import make_buffer, make_context, make_queue, read
+from clobjects import context_and_queue, make_buffer, read
 from pyplat import cl
 
 SOURCE = b"""
@@ -20,11 +20,7 @@ void fixed(__global int *out) { out[get_global_id(0)] = (int)get_local_size(0); 
 
 @pytest.fixture(scope="module")
 def env():
-    ctx, dev = make_context()
-    q = make_queue(ctx, dev)
-    yield ctx, dev, q
-    CL.clReleaseCommandQueue(q)
-    CL.clReleaseContext(ctx)
+    yield from context_and_queue()
 
 
 def create_program(ctx, source):
