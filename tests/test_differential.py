@@ -235,12 +235,9 @@ def test_nan_lane_of_a_vector_literal_stays_nan(devs):
     assert run_one(devs[0], NAN_LANE_OF_A_VECTOR_LITERAL, 2) == [0xc33c0000, 1]
 
 
-@pytest.mark.xfail(strict=True, reason="PyPlat: in a generated program (seed 60002779, reduced in "
-                   "tests/difftest/cases/), v2.lo = rotate((uchar2)(v2.s0, v2.s0), (uchar2)(v2.s0, "
-                   "v2.s1)) computes lane 1 as rotate(v2.s1, v2.s1): the first literal's accessors are "
-                   "mispaired (open; the same statement alone is right)")
 def test_reduced_case_seed60002779(devs):
-    """By hand (rotate(s0, s1) for lane 1) PoCL is right: both platforms must agree."""
+    """By hand (rotate(s0, s1) for lane 1) PoCL is right: both platforms must agree. PyPlat
+    was wrong through an LLVM 22 miscompile (tests/test_compiler_llvm_workarounds.py)."""
     from pathlib import Path
     case = Path(__file__).parent / "difftest" / "cases"
     src, hdr = (case / "seed60002779.cl").read_text(), (case / "seed60002779.h").read_text()

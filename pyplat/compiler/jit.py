@@ -77,6 +77,7 @@ def _init_locked():
         llvm.set_option("", "-unroll-allow-partial=false")
     except Exception:
         pass
+    _avoid_known_miscompiles()
     tm = target.create_target_machine(cpu=cpu, features=features, opt=3, jit=True)
     _state["tm"] = tm
     _state["data_layout"] = str(tm.target_data)
@@ -96,6 +97,18 @@ def _init_locked():
     for name in ("memcpy", "memset", "memmove", "malloc", "free", "snprintf", "write"):
         llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
     return _state
+
+
+def _avoid_known_miscompiles():
+    """LLVM up to 22.1 (llvmlite 0.50 ships 22.1.0) miscompiles in VectorCombine's
+    foldShuffleToIdentity: a value used both as a splat and as an identity shuffle feeding one
+    lane-wise operation is taken as one of them for both (llvm/llvm-project#180338, fixed by
+    #188989 for LLVM 23). OpenCL C makes that pattern common: `rotate((uchar2)(v.s0, v.s0),
+    (uchar2)(v.s0, v.s1))` computed rotate(v.s1, v.s1) in lane 1 (differential seed 60002779).
+    Without the pass the code is right; instcombine and the SLP vectoriser still do most of
+    its work."""
+    if llvm.llvm_version_info < (23,):
+        llvm.set_option("", "-disable-vector-combine")
 
 
 def target_info():
