@@ -16,6 +16,7 @@ from . import clangapi as _capi  # noqa: F401  (configures libclang)
 from . import options as _options
 from . import progvars as PV
 from .frontend import Frontend
+from .swizzle import SWIZZLE_TYPE_PREFIX
 from .lowering.barrier_tree import func_has_barrier
 from .lowering.module import ModuleGen
 from .metadata import kernel_meta
@@ -53,8 +54,10 @@ def _diag_lines(tu):
         errors |= d.severity >= 3
         loc = d.location
         fname = loc.file.name if loc.file else SOURCE_NAME
+        # a swizzle's type is our header's twin of its vector type: show the public name
+        text = d.spelling.replace(SWIZZLE_TYPE_PREFIX, "")
         lines.append("%s:%d:%d: %s: %s" % (fname, loc.line, loc.column, _SEV.get(d.severity, "error"),
-                                           d.spelling))
+                                           text))
     return lines, errors
 
 

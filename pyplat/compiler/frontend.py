@@ -15,6 +15,7 @@ from . import attributes as AT
 from . import printed as PR
 from . import progvars as PV
 from .tree import Node, Var, Func, CompileError
+from .swizzle import SWIZZLE_TYPE_PREFIX
 
 _SCALARS = {
     TK.BOOL: T.BOOL, TK.CHAR_S: T.CHAR, TK.SCHAR: T.CHAR, TK.CHAR_U: T.UCHAR, TK.UCHAR: T.UCHAR,
@@ -53,6 +54,7 @@ class Frontend:
         self.func_order = []
         self.globals = []               # program-scope variables in use
         self.accessors = []             # member/swizzle nodes of the function being built, post-order
+        self.maybe_loads = set()        # ids of those that may be a load instead (swizzle.pair)
         self.cur_func = None
         self.cur_decl = None            # its cursor, its printing (made on demand), its for headers
         self.cur_printed = None
@@ -174,12 +176,13 @@ class Frontend:
             if reqd is not None:
                 f.reqd = reqd
         prev = (self.cur_func, self.attributed, self.accessors, self.cur_decl, self.cur_printed,
-                self.for_headers)
+                self.for_headers, self.maybe_loads)
         self.cur_func, self.attributed, self.accessors = f, [], []
         self.cur_decl, self.cur_printed, self.for_headers = c, None, None
+        self.maybe_loads = set()
         try:
             f.body = self.stmt(body) if body is not None else Node("block")
-            swizzles = any(n.op == "swz" for n, _ in self.accessors)
+            swizzles = any(n.op == "swz" for n in self.accessors)
             # clang's printing of the function, once: accessors and loop hints are read from it
             printed = self.printed() if swizzles or self.attributed else ""
             if swizzles:
@@ -192,7 +195,7 @@ class Frontend:
                             n.val = h
         finally:
             (self.cur_func, self.attributed, self.accessors, self.cur_decl, self.cur_printed,
-             self.for_headers) = prev
+             self.for_headers, self.maybe_loads) = prev
         self.func_order.append(f)
         return f
 
@@ -443,22 +446,9 @@ class Frontend:
             return sub
         s = sub.type
         if s.is_vector and ((t.is_scalar and t == s.elem) or (t.is_vector and t.elem == s.elem)):
-            if t.is_vector and t.count == s.count:
-                if sub.lv:
-                    is_swz = c.type.get_address_space() == ch.type.get_address_space()
-                elif c.extent.end.offset == ch.extent.end.offset and (
-                        capi.spelling_loc(c.extent.end) == capi.spelling_loc(ch.extent.end)):
-                    # An implicit conversion has exactly its operand's source range. A swizzle
-                    # ends at its accessor: inside a macro argument (as_type's too) the
-                    # expansion locations are equal but the spellings differ. Written in a
-                    # macro body it has its base's extent either way: clang's AST decides.
-                    return self.swizzle(c, sub, t, maybe=True)
-                else:
-                    is_swz = True
-            else:
-                is_swz = True
-            if is_swz:
-                return self.swizzle(c, sub, t)
+            kind = "swz" if t.is_scalar or t.count != s.count else _full_width_kind(c, ch, sub)
+            if kind:
+                return self.swizzle(c, sub, t, maybe=kind == "maybe")
         if sub.lv:
             n = self.rvalue(sub)
             return n if n.type == t else self.conv(n, t, c)
@@ -466,25 +456,47 @@ class Frontend:
 
     def swizzle(self, c, base, t, maybe=False):
         n = Node("swz", t, [base], lv=base.lv, cur=c)
-        self.accessors.append((n, maybe))     # its components: resolve_accessors, from clang's AST
+        self.accessors.append(n)     # its components: resolve_accessors, from clang's AST
+        if maybe:
+            self.maybe_loads.add(id(n))
         return n
 
     def resolve_accessors(self, decl, printed, nodes):
         """Give the swizzle nodes built for function `decl` (with its member nodes, in the order
         built: post-order) their components, from `printed`, clang's printing of its AST."""
         names = SW.printed_accessors(printed)
-        items = [("member", n.val[2]) if n.op == "member" else
-                 ("maybe" if maybe else "swz", n.kids[0].type.count, n.type.count if n.type.is_vector else 1)
-                 for n, maybe in nodes]
-        got = SW.pair(items, names)
+        index = {id(n): i for i, n in enumerate(nodes)}
+        maybe, self.maybe_loads = self.maybe_loads, set()
+
+        def base_lvalue(n):     # clang's view: True, False, or the swizzle item it depends on
+            b = n.kids[0]
+            if b.lv or _vector_literal_under(n.cur):
+                return True
+            return index[id(b)] if b.op == "swz" and id(b) in index else False
+
+        items = []
+        for n in nodes:
+            if n.op == "member":
+                items.append(("member", n.val[2]))
+                continue
+            it = ("swz", n.kids[0].type.count, n.type.count if n.type.is_vector else 1, base_lvalue(n))
+            if id(n) in maybe:
+                it = ("maybe",) + it[1:] + (index[id(n.kids[0])],)
+            items.append(it)
+        try:
+            got = SW.pair(items, names)
+        except SW.AmbiguousAccessors:
+            got, why = None, "several readings of clang's AST fit"
+        else:
+            why = "clang's AST of '%s' has %d accessors, the front end %d" % (
+                decl.spelling, len(names), len(nodes))
         if got is None:
-            bad = next(n for n, _ in nodes if n.op == "swz")
+            bad = next(n for n in nodes if n.op == "swz")
             raise CompileError("cannot determine the vector component accessor of this expression "
-                               "(clang's AST of '%s' has %d accessors, the front end %d)"
-                               % (decl.spelling, len(names), len(nodes)), bad.cur)
-        for (n, _), name in zip(nodes, got):
+                               "(%s)" % why, bad.cur)
+        for n, name in zip(nodes, got):
             if n.op == "swz":
-                # a "maybe" that took no name is an implicit conversion to its own type: identity
+                # a possible load that took no name is the load: an identity
                 n.val = SW.parse_accessor(name, n.kids[0].type.count) if name else list(range(n.type.count))
 
     def e_member(self, c):
@@ -499,7 +511,7 @@ class Frontend:
             raise CompileError("unsupported member access '%s'" % name, c)
         off, ft = st.fields[name]
         n = Node("member", ft, [base], lv=True, val=(off, arrow, name), cur=c)
-        self.accessors.append((n, False))
+        self.accessors.append(n)
         return n
 
     def e_subscript(self, c):
@@ -675,6 +687,38 @@ _EXPR = {
     CK.CALL_EXPR: Frontend.e_call, CK.STRING_LITERAL: Frontend.e_string,
     CK.GENERIC_SELECTION_EXPR: Frontend.e_generic,
 }
+
+
+def _full_width_kind(c, ch, sub):
+    """UNEXPOSED_EXPR c over ch (built as sub), both of one vector type: "swz" for a swizzle,
+    "maybe" where only the accessors can tell, None for an implicit conversion. (No conversion
+    changes a vector's length or makes it a scalar: those are always swizzles.)"""
+    if sub.lv:      # the lvalue-to-rvalue load drops the address space; a swizzle keeps it
+        return "swz" if c.type.get_address_space() == ch.type.get_address_space() else None
+    # clang types a swizzle's result with the first typedef of its vector type, our header's
+    # __pyplat_swizzle_ twin; an implicit conversion of an rvalue keeps its operand's type
+    if not _is_swizzle_result(c.type):
+        return None
+    # A swizzle of a vector literal (an lvalue for clang, a value for us) without repeated
+    # components is an lvalue: its load keeps the twin's name, and in a macro body has the
+    # extent a swizzle of it would have. Its accessors decide (swizzle.pair).
+    if sub.op == "swz" and c.extent.end.offset == ch.extent.end.offset and (
+            capi.spelling_loc(c.extent.end) == capi.spelling_loc(ch.extent.end)):
+        return "maybe"
+    return "swz"
+
+
+def _vector_literal_under(c):
+    """Whether the operand of expression cursor c is a vector literal (in parentheses or not)."""
+    k = next(c.get_children())
+    while k.kind == CK.PAREN_EXPR:
+        k = next(k.get_children())
+    return k.kind == CK.COMPOUND_LITERAL_EXPR
+
+
+def _is_swizzle_result(ct):
+    """Whether clang typed an expression as a swizzle's result (kernels/pyplat_opencl.h)."""
+    return ct.get_declaration().spelling.startswith(SWIZZLE_TYPE_PREFIX)
 
 
 _ESC = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "\\": 92, "'": 39, '"': 34, "?": 63, "e": 27}

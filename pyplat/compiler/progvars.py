@@ -229,15 +229,15 @@ def fold(fe, c, t):
     `(float4)(1, 2, 3, 4) * 2.0f`): its typed tree (the front end's, as for code) evaluated
     here with OpenCL C's rules (each result rounded or wrapped to its type; vector comparisons
     give -1 / 0). A node that is no constant (a variable, a call) is the build error."""
-    saved = fe.accessors, fe.attributed
-    fe.accessors, fe.attributed = [], []
+    saved = fe.accessors, fe.attributed, fe.maybe_loads
+    fe.accessors, fe.attributed, fe.maybe_loads = [], [], set()
     try:
         n = fe.rvalue(fe.expr(c))
-        if any(x.op == "swz" for x, _ in fe.accessors):    # their components: from clang's AST
+        if any(x.op == "swz" for x in fe.accessors):    # their components: from clang's AST
             fe.resolve_accessors(c, capi.pretty_printed(c), fe.accessors)
         v = _eval(n)
     finally:
-        fe.accessors, fe.attributed = saved
+        fe.accessors, fe.attributed, fe.maybe_loads = saved
     if t.is_vector:
         return v if isinstance(v, list) else [convert(v, t.elem)] * t.count
     return convert(v, t)

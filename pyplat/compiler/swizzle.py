@@ -13,6 +13,10 @@ nodes one to one and checks each member name on the way.
 """
 import re
 
+# Prefix of the vector typedefs kernels/pyplat_opencl.h declares first, so that clang types a
+# swizzle's result with them (it takes the first typedef of the result's vector type)
+SWIZZLE_TYPE_PREFIX = "__pyplat_swizzle_"
+
 _XYZW = {"x": 0, "y": 1, "z": 2, "w": 3}
 _RGBA = {"r": 0, "g": 1, "b": 2, "a": 3}
 
@@ -115,14 +119,26 @@ def tokenize(text, pos=0, end=None):
     return out
 
 
+class AmbiguousAccessors(Exception):
+    """More than one pairing of accessors with expressions fits."""
+
+
 def pair(items, names):
     """Pair accessor names (printed_accessors) with the front end's nodes in post-order.
-    items: ("member", name) | ("swz", count, width) | ("maybe", count, width) where count is the
-    base's component count and width the result's (1 for a scalar). A "maybe" is an expression
-    libclang cannot tell from an implicit conversion of the same type (a full-width swizzle of
-    an rvalue written in a macro body): it takes a name or none. Returns, per item, its name or
-    None, or returns None when no pairing takes every name."""
+    items:
+      ("member", name)
+      ("swz", count, width, base): a swizzle of a vector of `count` components giving `width`
+          (1: a scalar); base says whether clang sees its base as an lvalue: True, False, or
+          the index of the swizzle item it is a swizzle of (an lvalue when that one is);
+      ("maybe", count, width, base, inner): a swizzle of item `inner`, or the lvalue-to-rvalue
+          load of it, which clang does not tell apart here (a vector literal's swizzle in a
+          macro body). A load takes no name, and only loads an lvalue: a swizzle of an
+          lvalue without repeated components; a swizzle is never of a load.
+    Returns the names, one per item (None for a load), None when no pairing fits, and raises
+    AmbiguousAccessors when several do."""
     n, m = len(items), len(names)
+    chosen = [None] * n
+    found = []
 
     def fits(item, name):
         if item[0] == "member":
@@ -130,21 +146,34 @@ def pair(items, names):
         idx = parse_accessor(name, item[1])
         return idx is not None and len(idx) == item[2]
 
-    # ok[i][j]: items[i:] can take exactly names[j:]
-    ok = [[False] * (m + 1) for _ in range(n + 1)]
-    ok[n][m] = True
-    for i in range(n - 1, -1, -1):
-        for j in range(m, -1, -1):
-            take = j < m and fits(items[i], names[j]) and ok[i + 1][j + 1]
-            skip = items[i][0] == "maybe" and ok[i + 1][j]
-            ok[i][j] = take or skip
-    if not ok[0][0]:
-        return None
-    out, j = [], 0
-    for i, item in enumerate(items):
-        if j < m and fits(item, names[j]) and ok[i + 1][j + 1]:
-            out.append(names[j])
-            j += 1
-        else:
-            out.append(None)
-    return out
+    def lvalue(k):
+        if chosen[k] is None:           # a load: an rvalue
+            return False
+        base = items[k][3]
+        base_lv = lvalue(base) if isinstance(base, int) and not isinstance(base, bool) else base
+        idx = parse_accessor(chosen[k], items[k][1])
+        return base_lv and len(set(idx)) == len(idx)
+
+    def walk(i, j):
+        if len(found) > 1:
+            return
+        if i == n:
+            if j == m:
+                found.append(list(chosen))
+            return
+        item = items[i]
+        base = item[3] if item[0] != "member" else True
+        # clang never loads a swizzle's base: a load cannot be one
+        of_load = isinstance(base, int) and not isinstance(base, bool) and chosen[base] is None
+        if j < m and fits(item, names[j]) and not of_load:
+            chosen[i] = names[j]
+            walk(i + 1, j + 1)
+        if item[0] == "maybe" and lvalue(item[4]):
+            chosen[i] = None
+            walk(i + 1, j)
+        chosen[i] = None
+
+    walk(0, 0)
+    if len(found) > 1:
+        raise AmbiguousAccessors()
+    return found[0] if found else None

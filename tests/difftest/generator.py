@@ -98,12 +98,12 @@ class Options:
 
     def __init__(self, fp64=True, div_sqrt=True, local_reductions=True, macros=True,
                  header=True, structs=True, abs_of_min=False,
-                 macro_rvalue_fullwidth=False, abs_diff_overflow=False,
+                 macro_rvalue_fullwidth=True, abs_diff_overflow=False,
                  fp_contract_pragma=False, inf_nan_literals=False, big_float_literals=False):
         self.fp64, self.div_sqrt, self.local_reductions = fp64, div_sqrt, local_reductions
         self.macros, self.header, self.structs = macros, header, structs
         self.abs_of_min = abs_of_min    # off: PoCL gets abs(MIN) wrong (docs/differential.md)
-        self.macro_rvalue_fullwidth = macro_rvalue_fullwidth   # off: PyPlat bug, open
+        self.macro_rvalue_fullwidth = macro_rvalue_fullwidth   # (was off while seed 1000079 was open)
         self.abs_diff_overflow = abs_diff_overflow   # off: PoCL gets it wrong
         self.fp_contract_pragma = fp_contract_pragma  # off: PyPlat ignores FP_CONTRACT OFF
         # off: PoCL 3.1 folds code reached by literal infinities and NaNs as if they could not
@@ -535,8 +535,8 @@ class Gen:
         if not accs:
             return None
         acc = g.choice(accs)
-        # a full-width swizzle of an rvalue inside a macro body: PyPlat may give its accessor to
-        # another same-type implicit conversion in the function (docs/differential.md, open)
+        # a full-width swizzle of an rvalue inside a macro body (PyPlat once gave its accessor to
+        # another same-type implicit conversion in the function: seed 1000079)
         ambiguous = m == t.n and not base.isidentifier() and not self.opts.macro_rvalue_fullwidth
         if self.opts.macros and g.random() < 0.5 and not ambiguous:
             return self.macro_swizzle(base, acc, m, t.n)
