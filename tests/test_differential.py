@@ -291,10 +291,6 @@ __kernel void k(__global ulong *out) {
 """
 
 
-@pytest.mark.xfail(strict=True, reason="PyPlat contracts a*b+c into llvm.fmuladd even under "
-                   "#pragma OPENCL FP_CONTRACT OFF (seed 424208; open: libclang does not expose "
-                   "the pragma's state; lowering/operators.py contracted(); generator option "
-                   "fp_contract_pragma)")
 def test_fp_contract_off_is_honoured(devs):
     # by hand: x*y = 1 + 2^-22 + 2^-46 rounds to 1 + 2^-22 = -z, so x*y + z is 0 unfused;
     # fused (fma) it is 2^-46 = 0x28800000 (PoCL agrees: [0, 0, 0x28800000])

@@ -15,6 +15,7 @@ from . import library as builtin_library
 from . import clangapi as _capi  # noqa: F401  (configures libclang)
 from . import options as _options
 from . import progvars as PV
+from . import pragmas as FPC
 from .frontend import Frontend
 from .swizzle import SWIZZLE_TYPE_PREFIX
 from .lowering.barrier_tree import func_has_barrier
@@ -177,7 +178,14 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
         for name, text in headers:
             path = HEADER_DIR + "/" + name.lstrip("/")
             unsaved.append((path, text))
-    tu = _get_index().parse(SOURCE_NAME, args=args, unsaved_files=unsaved, options=0)
+    texts = dict(unsaved)
+    detailed = FPC.mentioned(texts.values())       # skipped lines are known only then
+    tu = _get_index().parse(SOURCE_NAME, args=args, unsaved_files=unsaved,
+                            options=FPC.DETAILED_RECORD if detailed else 0)
+    if not detailed and FPC.included_mention(tu, texts, (HEADER,)):
+        detailed = True
+        tu = _get_index().parse(SOURCE_NAME, args=args, unsaved_files=unsaved,
+                                options=FPC.DETAILED_RECORD)
     t_parse = time.perf_counter()
     lines, errors = _diag_lines(tu)
     if errors:
@@ -224,6 +232,8 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
             off += v.type.size
     triple, layout = jit.target_info()
     mg = ModuleGen(opts, triple, layout)
+    if detailed:
+        mg.fp_contract = FPC.FPContract.from_tu(tu, texts, (HEADER,))
     for f, c in exported:
         mg.linkage[f] = "linkonce_odr" if _is_inline(c) else "external"
     if for_link:

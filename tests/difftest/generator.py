@@ -99,13 +99,13 @@ class Options:
     def __init__(self, fp64=True, div_sqrt=True, local_reductions=True, macros=True,
                  header=True, structs=True, abs_of_min=False,
                  macro_rvalue_fullwidth=True, abs_diff_overflow=False,
-                 fp_contract_pragma=False, inf_nan_literals=False, big_float_literals=False):
+                 fp_contract_pragma=True, inf_nan_literals=False, big_float_literals=False):
         self.fp64, self.div_sqrt, self.local_reductions = fp64, div_sqrt, local_reductions
         self.macros, self.header, self.structs = macros, header, structs
         self.abs_of_min = abs_of_min    # off: PoCL gets abs(MIN) wrong (docs/differential.md)
         self.macro_rvalue_fullwidth = macro_rvalue_fullwidth   # (was off while seed 1000079 was open)
         self.abs_diff_overflow = abs_diff_overflow   # off: PoCL gets it wrong
-        self.fp_contract_pragma = fp_contract_pragma  # off: PyPlat ignores FP_CONTRACT OFF
+        self.fp_contract_pragma = fp_contract_pragma  # (was off while PyPlat ignored the pragma)
         # off: PoCL 3.1 folds code reached by literal infinities and NaNs as if they could not
         # occur (a lost store, a wrong select arm, a NaN lane); the inputs still bring
         # infinities and NaNs at run time
@@ -446,8 +446,8 @@ class Gen:
             ops = "+-*" + ("/" if self.opts.div_sqrt else "")
             op = g.choice(ops)
             if op == "*" and not self.opts.fp_contract_pragma:
-                # PyPlat fuses a*b+c even under FP_CONTRACT OFF (open): "* 1" makes any fusion
-                # with an enclosing + or - exact (the product is already rounded)
+                # for a platform that fuses a*b+c even under FP_CONTRACT OFF (PyPlat did, seed
+                # 424208): "* 1" makes any fusion with an enclosing + or - exact
                 one = "1.0f" if t.s == "float" else "1.0"
                 return f"(({e(d)} * {e(d)}) * {one})"
             return f"({e(d)} {op} {e(d)})"

@@ -33,6 +33,7 @@ class ModuleGen:
         self.linkage = {}              # Func -> LLVM linkage when not internal (compiled objects)
         self.export_vars = False       # a compiled object: program-scope variables are linkable
         self.var_symbols = {}          # name -> (size, declared only) of those (export_vars)
+        self.fp_contract = None        # pragmas.FPContract where the program has FP_CONTRACT pragmas
 
     # -------------------------------------------------------------- helpers
     def intrinsic(self, name, ret, args, var_arg=False):

@@ -139,9 +139,13 @@ class Operators:
     def contracted(self, n):
         """a*b + c, c + a*b, a*b - c, c - a*b in floating point -> llvm.fmuladd, as clang emits
         it: OpenCL C's FP_CONTRACT is on by default, so a multiply and an add of one expression
-        may be fused (one rounding; a single FMA instruction where the CPU has one)."""
+        may be fused (one rounding; a single FMA instruction where the CPU has one); where the
+        pragma says OFF (compiler/pragmas.py), never."""
         t = n.type
         if n.val not in ("+", "-") or not t.is_float or (t.elem if t.is_vector else t).bits not in (32, 64):
+            return None
+        pragma = self.mg.fp_contract
+        if pragma is not None and not pragma.allowed(n.cur):      # #pragma OPENCL FP_CONTRACT OFF
             return None
         ka, kc = n.kids
         for mul, other in ((ka, kc), (kc, ka)):
