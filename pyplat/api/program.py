@@ -40,14 +40,20 @@ def clCreateProgramWithBinary(context, num_devices, device_list, lengths, binari
     sizes = (ctypes.c_size_t * num_devices).from_address(lengths)
     pointers = (ctypes.c_size_t * num_devices).from_address(binaries)
     statuses = (ctypes.c_int32 * num_devices).from_address(binary_status) if binary_status else None
-    parsed = []
-    for i, (ptr, size) in enumerate(zip(pointers, sizes)):
-        check(ptr and size, cl.CL_INVALID_VALUE, f"binary {i} is NULL or empty")
-        parsed.append(Program.parse_binary(ctypes.string_at(ptr, size)))
+    # binary_status[i]: "CL_INVALID_VALUE if lengths[i] is zero or if binaries[i] is a NULL value
+    # or CL_INVALID_BINARY in binary_status[i] if program binary is not a valid binary for the
+    # specified device" (OpenCL 3.0); parse_binary verifies every byte (checksum) before use.
+    parsed, codes = [], []
+    for ptr, size in zip(pointers, sizes):
+        p = Program.parse_binary(ctypes.string_at(ptr, size)) if ptr and size else None
+        parsed.append(p)
+        codes.append(cl.CL_SUCCESS if p else cl.CL_INVALID_BINARY if ptr and size else cl.CL_INVALID_VALUE)
     if statuses is not None:
-        for i, p in enumerate(parsed):
-            statuses[i] = cl.CL_SUCCESS if p else cl.CL_INVALID_BINARY
-    check(all(parsed), cl.CL_INVALID_BINARY, "not a PyPlat program binary (or made for another machine)")
+        for i, c in enumerate(codes):
+            statuses[i] = c
+    check(cl.CL_INVALID_VALUE not in codes, cl.CL_INVALID_VALUE, "a binary is NULL or empty")
+    check(all(parsed), cl.CL_INVALID_BINARY, "not an intact PyPlat program binary (damaged, or not "
+                                             "made by PyPlat, or an object of another machine)")
     b = parsed[0]
     check(all(p == b for p in parsed), cl.CL_INVALID_BINARY, "binaries of different programs")
     prog = Program(ctx, b["source"], binary_options=b["options"], devices=devices, package=b["package"],

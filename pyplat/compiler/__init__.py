@@ -12,10 +12,10 @@ See docs/compiler.md for the pipeline, the ABI and what is supported.
 from .abi import WorkGroupContext, WORK_GROUP_FUNCTION
 from .driver import HEADER, build, compile_object
 from .linker import LINK_FLAGS, link, parse_link_options
-from .objects import OBJECT_MAGIC, from_package_parts, load_package, unpack_object
+from .objects import OBJECT_MAGIC, from_package_parts, load_package, read_package, seal, unpack_object, unseal
 from .results import ArgInfo, BuildResult, KernelInfo, ObjectResult
 from .tree import CompileError
 
 __all__ = ["WorkGroupContext", "WORK_GROUP_FUNCTION", "HEADER", "build", "compile_object", "LINK_FLAGS",
            "link", "parse_link_options", "OBJECT_MAGIC", "from_package_parts", "load_package",
-           "unpack_object", "ArgInfo", "BuildResult", "KernelInfo", "ObjectResult", "CompileError"]
+           "read_package", "seal", "unseal", "unpack_object", "ArgInfo", "BuildResult", "KernelInfo", "ObjectResult", "CompileError"]

@@ -87,20 +87,21 @@ def build(source, options="", *, use_cache=True):
         opts = _options.parse(options)
     except _options.InvalidOption as e:
         return BuildResult(False, "error: %s\n" % e, invalid_options=True)
-    k = None
+    k = origin = None
     try:
-        k = cache.key(source, options or "", HEADER) if use_cache else None
-        hit = cache.load(k) if k else None
+        origin = cache.key(source, options or "", HEADER)     # the identity the package carries
+        k = origin if use_cache else None
+        hit = cache.load(k) if k else None                     # verified: checksum, origin, env
         if hit is not None:
             r = from_package_parts(*hit)
             r.timings = {"cached": True, "total": time.perf_counter() - t0}
             r.cache_key = k
             return r
-    except Exception:              # a broken cache entry is only a miss
+    except Exception:              # a cache entry that still fails to load is only a miss
         if debugging():
             raise
     try:
-        r = _build(source, opts, t0)
+        r = _build(source, opts, t0, origin)
         if r.ok and k is not None:
             cache.store(k, r.package)
             r.cache_key = k
@@ -113,7 +114,7 @@ def build(source, options="", *, use_cache=True):
         return BuildResult(False, _internal_error(e))
 
 
-def _build(source, opts, t0):
+def _build(source, opts, t0, origin=None):
     parsed = _compile_unit(source, opts, t0)
     if isinstance(parsed, BuildResult):
         return parsed
@@ -122,7 +123,7 @@ def _build(source, opts, t0):
     t_gen = time.perf_counter()
     obj = native_object(ir_text, opts.opt_level, meta["regions"])
     t_jit = time.perf_counter()
-    pmeta = {"log": meta["log"], "kernels": meta["kernels"],
+    pmeta = {"log": meta["log"], "kernels": meta["kernels"], "origin": origin,
              "includes": cache.include_hashes(tu_info["includes"] + [HEADER])}
     r = from_package_parts(pmeta, obj)       # (also packs it: r.package)
     r.timings = dict(tu_info["timings"], llvm=t_jit - t_gen, total=time.perf_counter() - t0)

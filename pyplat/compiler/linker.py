@@ -57,14 +57,15 @@ def link(objects, options="", use_cache=True):
             return BuildResult(False, "error: input %d is not a compiled object or library of this "
                                       "compiler and machine\n" % i)
         parts.append(p)
-    k = None
-    if not library and use_cache:
+    k = origin = None
+    if not library:
         h = hashlib.sha256()
         for data in objects:
             h.update(hashlib.sha256(data).digest())
-        try:
-            k = cache.key(h.hexdigest(), "link:" + " ".join(sorted(flags)), driver.HEADER)
-            hit = cache.load(k)
+        try:        # the identity the package carries; the cache key too
+            origin = cache.key(h.hexdigest(), "link:" + " ".join(sorted(flags)), driver.HEADER)
+            k = origin if use_cache else None
+            hit = cache.load(k) if k else None
             if hit is not None:
                 r = from_package_parts(*hit)
                 r.timings = {"cached": True, "total": time.perf_counter() - t0}
@@ -75,7 +76,7 @@ def link(objects, options="", use_cache=True):
                 raise
             k = None
     try:
-        r = _link(parts, library, t0)
+        r = _link(parts, library, t0, origin)
         if not library and r.ok and k is not None:
             cache.store(k, r.package)
             r.cache_key = k
@@ -153,7 +154,7 @@ def _rename_calls(parts):
     return out
 
 
-def _link(parts, library, t0):
+def _link(parts, library, t0, origin=None):
     fail = (lambda msg: ObjectResult(False, msg, kind="library")) if library else \
         (lambda msg: BuildResult(False, msg))
     log = "".join(m.get("log", "") for m, _ in parts)
@@ -225,7 +226,7 @@ def _link(parts, library, t0):
     regions = sum(m.get("regions", 0) for m, _ in parts)
     opt_level = min(m.get("opt_level", 3) for m, _ in parts)
     obj = driver.native_object(ir_text, opt_level, regions)
-    pmeta = {"log": log, "kernels": kernels, "includes": []}
+    pmeta = {"log": log, "kernels": kernels, "includes": [], "origin": origin}
     r = from_package_parts(pmeta, obj)       # (also packs it: r.package)
     r.timings = {"link": t_link - t0, "llvm": time.perf_counter() - t_link, "total": time.perf_counter() - t0}
     r.llvm_ir = ir_text

@@ -5,9 +5,11 @@ import threading
 from pyplat import cl
 from pyplat.core.object import RefCounted
 
-BINARY_MAGIC = b"PYPLAT-PROGRAM-1\n"      # source + options only (older binaries: rebuilt)
-BINARY_MAGIC2 = b"PYPLAT-PROGRAM-2\n"     # + the compiler's package: object code and metadata
-# compiled objects and libraries are the compiler's IR objects as they are (PYPLAT-IR-1)
+# An executable's binary: BINARY_MAGIC + JSON header + "\n" + source + the compiler's package
+# (object code and metadata; may be empty) + sha256 of all of it. PYPLAT-PROGRAM-1 and -2 carried
+# no checksum and are refused. Compiled objects and libraries are the compiler's IR objects as
+# they are (PYPLAT-IR-2, with their own checksum).
+BINARY_MAGIC = b"PYPLAT-PROGRAM-3\n"
 
 
 class Program(RefCounted):
@@ -135,23 +137,28 @@ class Program(RefCounted):
         if self.binary_type in (cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, cl.CL_PROGRAM_BINARY_TYPE_LIBRARY):
             return self.ir_object or b""
         package = getattr(self.result, "package", None) if self.result is not None else self.package
-        if package:
-            source = self.source.encode()
-            h = {"options": self.options, "source_size": len(source)}
-            if self.no_source:
-                h["linked"] = True
-            header = json.dumps(h).encode()
-            return BINARY_MAGIC2 + header + b"\n" + source + package
-        header = json.dumps({"options": self.options}).encode()
-        return BINARY_MAGIC + header + b"\n" + self.source.encode()
+        from pyplat.compiler import read_package, seal
+        parts = read_package(package) if package else None
+        source = self.source.encode()
+        h = {"options": self.options, "source_size": len(source),
+             "origin": parts[0].get("origin") if parts else None}
+        if self.no_source:
+            h["linked"] = True
+        return seal(BINARY_MAGIC + json.dumps(h).encode() + b"\n" + source + (package or b""))
 
     @staticmethod
     def parse_binary(data):
         """A binary from ``binary()`` as a dict (source, options, package, ir_object,
-        binary_type, linked), or None if it is not one (or an IR object of another machine)."""
+        binary_type, linked), or None if it is not an intact one (or is an IR object of another
+        machine). Every byte is checked (sha256) here, at clCreateProgramWithBinary, before any
+        of it is used: "CL_INVALID_BINARY if an invalid program binary was encountered for any
+        device" (OpenCL 3.0, clCreateProgramWithBinary). The embedded package must be intact
+        and the one the header names (its origin): a package moved into another program's
+        binary is refused too. A package made for another machine or compiler is accepted
+        here; clBuildProgram then compiles the source (or fails, for a linked program)."""
         out = {"source": "", "options": "", "package": None, "ir_object": None, "linked": False,
                "binary_type": cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE}
-        from pyplat.compiler import OBJECT_MAGIC, unpack_object
+        from pyplat.compiler import OBJECT_MAGIC, read_package, unpack_object, unseal
         if data.startswith(OBJECT_MAGIC):
             parts = unpack_object(data)
             if parts is None:
@@ -160,24 +167,27 @@ class Program(RefCounted):
             out["binary_type"] = (cl.CL_PROGRAM_BINARY_TYPE_LIBRARY if parts[0]["kind"] == "library"
                                   else cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT)
             return out
-        if data.startswith(BINARY_MAGIC2):
-            try:
-                header, _, rest = data[len(BINARY_MAGIC2):].partition(b"\n")
-                h = json.loads(header)
-                n = h["source_size"]
-                out.update(source=rest[:n].decode(), options=h["options"], package=bytes(rest[n:]),
-                           linked=bool(h.get("linked")))
-                return out
-            except (ValueError, KeyError, UnicodeDecodeError, TypeError):
-                return None
-        if not data.startswith(BINARY_MAGIC):
+        body = unseal(data) if data.startswith(BINARY_MAGIC) else None
+        if body is None:
             return None
         try:
-            header, _, source = data[len(BINARY_MAGIC):].partition(b"\n")
-            out.update(source=source.decode(), options=json.loads(header)["options"])
-            return out
-        except (ValueError, KeyError, UnicodeDecodeError):
+            header, _, rest = bytes(body[len(BINARY_MAGIC):]).partition(b"\n")
+            h = json.loads(header)
+            n = h["source_size"]
+            if not isinstance(n, int) or not 0 <= n <= len(rest) or not isinstance(h["options"], str):
+                return None
+            package = rest[n:]
+            out.update(source=rest[:n].decode(), options=h["options"], package=package or None,
+                       linked=h.get("linked") is True)
+        except (ValueError, KeyError, UnicodeDecodeError, TypeError):
             return None
+        if package:
+            parts = read_package(package)
+            if parts is None or parts[0].get("origin") != h.get("origin"):
+                return None
+        elif out["linked"]:
+            return None           # an executable with neither object code nor source
+        return out
 
     def destroy(self):
         self.result = None
