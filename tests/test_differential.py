@@ -238,6 +238,25 @@ def test_nan_lane_of_a_vector_literal_stays_nan(devs):
     assert run_one(devs[0], NAN_LANE_OF_A_VECTOR_LITERAL, 2) == [0xc33c0000, 1]
 
 
+MAD_SAT_OF_A_DERIVED_INT_MAX = """
+__kernel void k(__global ulong *out) {
+    volatile uint x = 3;
+    int s = ~as_int(as_uint(INT_MIN) * x);        /* INT_MAX, as LLVM can prove */
+    int2 v = ~as_int2(as_uint2((int2)(INT_MIN)) * as_uint2((int2)(5, (int)x)));
+    out[0] = (uint)mad_sat(s, 1, 30);
+    out[1] = (uint)mad_sat(v.s1, 1, 30);
+    out[2] = (mad_sat(v.s1, 1, 30) & 2) != 0;
+}
+"""
+
+
+def test_mad_sat_saturates_a_value_known_to_be_int_max(devs):
+    """mad_sat(INT_MAX, 1, 30) saturates to INT_MAX. PoCL 3.1 wraps it to 0x8000001d when the
+    optimiser can see the operand is INT_MAX or -1 (`~(INT_MIN * x)`; seed 25013483), so the
+    expected values are by hand."""
+    assert run_one(devs[0], MAD_SAT_OF_A_DERIVED_INT_MAX, 3) == [0x7fffffff, 0x7fffffff, 1]
+
+
 def test_reduced_case_seed60002779(devs):
     """By hand (rotate(s0, s1) for lane 1) PoCL is right: both platforms must agree. PyPlat
     was wrong through an LLVM 22 miscompile (tests/test_compiler_llvm_workarounds.py)."""
