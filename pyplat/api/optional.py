@@ -91,6 +91,12 @@ def device(name="device"):
     return step
 
 
+def any_device(name):
+    def step(a):
+        lookup_device(a[name])
+    return step
+
+
 def kernel_device(name="device"):
     """clGetKernel*Info's device: one of the kernel's program's, or NULL if it has only one."""
     def step(a):
@@ -435,5 +441,5 @@ for _name in ("clEnqueueAcquireEGLObjectsKHR", "clEnqueueReleaseEGLObjectsKHR"):
 # clCreateSubDevices (the EXT property tokens differ).
 IMPLEMENTED["clRetainDeviceEXT"] = clRetainDevice
 IMPLEMENTED["clReleaseDeviceEXT"] = clReleaseDevice
-declare("clCreateSubDevicesEXT", require(lambda a: lookup_device(a["in_device"]), ""),
+declare("clCreateSubDevicesEXT", any_device("in_device"),
         nonnull("partition_properties"), then=unsupported("cl_ext_device_fission (use clCreateSubDevices)"))
