@@ -326,6 +326,10 @@ def clEnqueueBarrier(command_queue):
 def clEnqueueWaitForEvents(command_queue, num_events, event_list):
     queue = lookup_queue(command_queue)
     check(num_events and event_list, cl.CL_INVALID_VALUE, "no events")
+    # OpenCL 1.1: "CL_INVALID_EVENT if event objects specified in event_list are not valid
+    # events" (its event_list is no wait list: not CL_INVALID_EVENT_WAIT_LIST).
+    for e in handles.lookup_array(num_events, event_list, Event, cl.CL_INVALID_EVENT):
+        check(e.context is queue.context, cl.CL_INVALID_CONTEXT, "event from another context")
     _submit(queue, cl.CL_COMMAND_BARRIER, None, num_events, event_list, 0, barrier=True)
 
 

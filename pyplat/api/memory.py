@@ -13,6 +13,9 @@ HOST_PTR = cl.CL_MEM_USE_HOST_PTR | cl.CL_MEM_ALLOC_HOST_PTR | cl.CL_MEM_COPY_HO
 HOST_ACCESS = cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS
 KNOWN = ACCESS | HOST_PTR | HOST_ACCESS | cl.CL_MEM_KERNEL_READ_AND_WRITE
 
+IMAGE_TYPES = (cl.CL_MEM_OBJECT_IMAGE1D, cl.CL_MEM_OBJECT_IMAGE1D_BUFFER, cl.CL_MEM_OBJECT_IMAGE2D,
+               cl.CL_MEM_OBJECT_IMAGE3D, cl.CL_MEM_OBJECT_IMAGE1D_ARRAY, cl.CL_MEM_OBJECT_IMAGE2D_ARRAY)
+
 DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_size_t, ctypes.c_void_p)
 
 
@@ -134,5 +137,9 @@ def clSetMemObjectDestructorCallback(memobj, pfn_notify, user_data):
 @entry
 def clGetSupportedImageFormats(context, flags, image_type, num_entries, image_formats, num_image_formats):
     handles.lookup(context, Context, cl.CL_INVALID_CONTEXT)
+    # "CL_INVALID_VALUE if flags or image_type are not valid, or if num_entries is 0 and
+    # image_formats is not NULL" ("If image_formats is NULL, it is ignored").
+    check_flags(flags)
+    check(image_type in IMAGE_TYPES, cl.CL_INVALID_VALUE, f"image_type {image_type:#x} is no image type")
     check(not (num_entries == 0 and image_formats), cl.CL_INVALID_VALUE, "num_entries is 0")
     info.write_uint(num_image_formats, 0)     # no device of PyPlat supports images yet
