@@ -12,6 +12,8 @@ Ordering is expressed as dependencies only, so drivers see one model:
   kernels, ...) is a barrier. The program sees in-order semantics; a profiling queue is serial
   (its timestamps would show the overlaps);
 - in-order, serial (PYPLAT_INORDER_PARALLEL=0): each command waits for the one before it.
+These order links never pass a failure on; only a wait-list entry does (docs/runtime.md, "When a
+command fails").
 """
 from pyplat import cl, config
 from pyplat.core.event import Event

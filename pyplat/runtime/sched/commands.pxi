@@ -54,7 +54,18 @@ cdef void qtrack_decref(qtrack_t *q) noexcept nogil:
         free(q)
 
 
-cdef int link(cmd_t *waiter, cmd_t *ev) noexcept nogil:
+# Two kinds of link (docs/runtime.md, "When a command fails"). OpenCL 3.0, clEnqueue*: a
+# command fails with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when "the execution status of
+# any of the events in event_wait_list is a negative integer value" -- its *wait list*, so a
+# wait-list link (`link`) passes a failure on. The queue's own order (the in-order predecessor,
+# buffer conflicts, barriers and markers without a wait list: `link_order`) only orders
+# execution: a failed predecessor is finished ("terminated"), and what follows it runs. A
+# notify-list entry of an order link is tagged in the pointer's low bit (cmd_t is calloc'ed,
+# so at least 8-aligned), read by the broadcast in cmd_set_status.
+DEF ORDER_TAG = 1
+
+
+cdef inline int link_kind(cmd_t *waiter, cmd_t *ev, size_t tag) noexcept nogil:
     """Make `waiter` wait for `ev`; an already finished event adds no link. 1 if linked."""
     cdef cmd_t **grown
     pthread_mutex_lock(&ev.lock)
@@ -66,15 +77,25 @@ cdef int link(cmd_t *waiter, cmd_t *ev) noexcept nogil:
                 pthread_mutex_unlock(&ev.lock)
                 abort_oom()
             ev.notify = grown
-        ev.notify[ev.n_notify] = waiter
+        ev.notify[ev.n_notify] = <cmd_t *>(<size_t>waiter | tag)
         ev.n_notify += 1
         pp_add(&waiter.wait_count, 1)
         pthread_mutex_unlock(&ev.lock)
         return 1
-    if ev.status < 0:
+    if ev.status < 0 and not tag:
         pp_store(&waiter.failed, 1)
     pthread_mutex_unlock(&ev.lock)
     return 0
+
+
+cdef int link(cmd_t *waiter, cmd_t *ev) noexcept nogil:
+    """A wait-list entry: `waiter` waits for `ev` and fails if it failed. 1 if linked."""
+    return link_kind(waiter, ev, 0)
+
+
+cdef int link_order(cmd_t *waiter, cmd_t *ev) noexcept nogil:
+    """The queue's order: `waiter` runs after `ev` has finished, whatever its status. 1 if linked."""
+    return link_kind(waiter, ev, ORDER_TAG)
 
 
 cdef extern from "<stdlib.h>" nogil:
@@ -111,6 +132,7 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
     cdef int n = 0, i, needs_reap = 0
     cdef unsigned long long t = pp_now_ns()
     cdef cmd_t *w
+    cdef size_t entry
     pthread_mutex_lock(&c.lock)
     if c.status <= ST_COMPLETE or status >= c.status:
         pthread_mutex_unlock(&c.lock)
@@ -143,8 +165,9 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
         plan_decref(c.plan)
         c.plan = NULL
     for i in range(n):                       # the default broadcast
-        w = waiters[i]
-        if status < 0:
+        entry = <size_t>waiters[i]
+        w = <cmd_t *>(entry & ~<size_t>ORDER_TAG)
+        if status < 0 and not (entry & ORDER_TAG):    # a wait-list link (above)
             pp_store(&w.failed, 1)
         w.driver.notify(w.driver, w, c)
     free(waiters)

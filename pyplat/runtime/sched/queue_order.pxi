@@ -104,19 +104,20 @@ cdef void sync_clear(qcore_t *q) noexcept nogil:
 cdef void order_locked(qcore_t *q, cmd_t *c, int barrier, access_t *acc, int n_acc,
                        int unknown) noexcept nogil:
     """Link c after what it must follow (q.lock held). acc: its accesses with distinct keys;
-    unknown: they are not known (then c is a barrier in the automatic in-order mode)."""
+    unknown: they are not known (then c is a barrier in the automatic in-order mode). Order
+    links only: a failed command before c does not fail c (link_order, commands.pxi)."""
     cdef spoint_t *sp
     cdef long i, j, n
     if q.mode == M_SERIAL:
         if q.last != NULL:
-            link(c, q.last)
+            link_order(c, q.last)
         cmd_replace(&q.last, c)
         return
     if barrier or (q.mode == M_AUTO and unknown):
         for i in range(q.n_since):
-            link(c, q.since[i])
+            link_order(c, q.since[i])
         if q.barrier != NULL:
-            link(c, q.barrier)
+            link_order(c, q.barrier)
         cmd_replace(&q.barrier, c)
         cmds_clear(q.since, q.n_since)
         q.n_since = 0
@@ -124,21 +125,21 @@ cdef void order_locked(qcore_t *q, cmd_t *c, int barrier, access_t *acc, int n_a
             sync_clear(q)
         return
     if q.barrier != NULL:
-        link(c, q.barrier)
+        link_order(c, q.barrier)
     if q.mode == M_AUTO:
         for i in range(n_acc):
             sp = sync_point(q, acc[i].key)
             if acc[i].writes:
                 if sp.writer != NULL:
-                    link(c, sp.writer)
+                    link_order(c, sp.writer)
                 for j in range(sp.n_readers):
-                    link(c, sp.readers[j])
+                    link_order(c, sp.readers[j])
                 cmds_clear(sp.readers, sp.n_readers)
                 sp.n_readers = 0
                 cmd_replace(&sp.writer, c)
             else:
                 if sp.writer != NULL:
-                    link(c, sp.writer)
+                    link_order(c, sp.writer)
                 cmds_push(&sp.readers, &sp.n_readers, &sp.cap_readers, c)
                 n = sp.n_readers
                 if n >= PRUNE_MIN and n & (n - 1) == 0:      # amortised: at powers of two
