@@ -1,11 +1,13 @@
 """Memory objects. A CPU device shares the host's address space: a buffer is host memory,
 aligned for vector loads, and mapping it costs nothing."""
 import ctypes
+import threading
 
 import numpy as np
 
 from pyplat import cl
 from pyplat.core.object import RefCounted
+from pyplat.runtime.graph import reap
 
 ALIGNMENT = 128   # bytes; reported as CL_DEVICE_MEM_BASE_ADDR_ALIGN (in bits)
 
@@ -15,6 +17,21 @@ def aligned_allocation(size):
     owner = np.zeros(size + ALIGNMENT, dtype=np.uint8)
     base = owner.ctypes.data
     return owner, base + (-base % ALIGNMENT)
+
+
+class Mapping:
+    """One clEnqueueMapBuffer: the pointer it returned, the region and flags. `unmapping` is set
+    when its unmap is enqueued (the pointer is then no longer a mapped pointer the host may
+    unmap); the record goes when that unmap command has finished, successfully or not."""
+    __slots__ = ("pointer", "offset", "size", "flags", "unmapping")
+
+    def __init__(self, pointer, offset, size, flags):
+        self.pointer, self.offset, self.size, self.flags = pointer, offset, size, flags
+        self.unmapping = False
+
+    @property
+    def writes(self):
+        return bool(self.flags & (cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION))
 
 
 class Buffer(RefCounted):
@@ -29,7 +46,8 @@ class Buffer(RefCounted):
         self.properties = list(properties)
         self.parent = parent.retain() if parent is not None else None
         self.origin = origin
-        self.map_count = 0
+        self._mappings = []          # Mapping records, oldest first
+        self._mappings_lock = threading.Lock()
         self._destructors = []
         self._storage = None
         if parent is not None:
@@ -44,6 +62,46 @@ class Buffer(RefCounted):
     @property
     def mem_type(self):
         return cl.CL_MEM_OBJECT_BUFFER
+
+    # --- mappings ---------------------------------------------------------------------------
+    # "clEnqueueMapBuffer ... increment[s] the mapped count of the memory object ...
+    # clEnqueueUnmapMemObject decrements the mapped count" and the count "should be considered
+    # immediately stale" (OpenCL 3.0, clEnqueueUnmapMemObject, CL_MEM_MAP_COUNT). We count a
+    # mapping from its map's enqueue until its unmap command has finished (as PoCL does).
+
+    @property
+    def map_count(self):
+        reap()                       # unmaps that have finished drop their records in their hooks
+        return len(self._mappings)
+
+    def add_mapping(self, offset, size, flags):
+        """Record a map of [offset, offset + size) of this object; returns the record."""
+        record = Mapping(self.address + offset, offset, size, flags)
+        with self._mappings_lock:
+            self._mappings.append(record)
+        return record
+
+    def begin_unmap(self, pointer):
+        """The oldest mapping of this object whose pointer is `pointer` and whose unmap has not
+        been enqueued, now marked as unmapping; None if there is none."""
+        with self._mappings_lock:
+            for record in self._mappings:
+                if record.pointer == pointer and not record.unmapping:
+                    record.unmapping = True
+                    return record
+        return None
+
+    def cancel_unmap(self, record):
+        """The unmap of `record` was not enqueued after all: it is mapped again."""
+        record.unmapping = False
+
+    def drop_mapping(self, record):
+        """The record's map failed to return a pointer, or its unmap has finished."""
+        with self._mappings_lock:
+            for i, r in enumerate(self._mappings):
+                if r is record:
+                    del self._mappings[i]
+                    return
 
     def add_destructor(self, fn):
         self._destructors.append(fn)
