@@ -186,7 +186,7 @@ def test_a_sub_buffer_mapping_is_unmapped_through_the_sub_buffer(env):
                                addr(e))
     assert e.value == cl.CL_SUCCESS
     whole = map_buffer(q, parent, 0, 512, cl.CL_MAP_READ)     # p lies inside this mapping
-    p = map_buffer(q, sub, 16, 32)
+    p = map_buffer(q, sub, 16, 32, cl.CL_MAP_READ)
     assert p == whole + 128 + 16
     assert map_count(sub) == 1 and map_count(parent) == 1
     assert unmap(q, parent, p) == cl.CL_INVALID_VALUE
@@ -242,3 +242,36 @@ def test_threads_mapping_one_region_each_unmap_their_own(env):
     assert errors == []
     assert map_count(buf) == 0
     CL.clReleaseMemObject(buf)
+
+
+def test_overlapping_maps_for_writing_are_refused(env):
+    """OpenCL 3.0, 5.5.4: "Mapping (and unmapping) overlapped regions in a memory object and/or
+    associated memory objects (sub-buffer objects ...) for writing is an error and will result in
+    CL_INVALID_OPERATION error returned by clEnqueueMapBuffer". Reads may overlap; a mapping whose
+    unmap is enqueued no longer counts. (PoCL 3.1 accepts overlapping write maps.)"""
+    ctx, _, q = env
+    parent = make_buffer(ctx, 512)
+    region = (ctypes.c_size_t * 2)(256, 128)
+    e = err()
+    sub = CL.clCreateSubBuffer(parent, cl.CL_MEM_READ_WRITE, cl.CL_BUFFER_CREATE_TYPE_REGION, addr(region),
+                               addr(e))
+    assert e.value == cl.CL_SUCCESS
+    w = map_buffer(q, parent, 0, 128, cl.CL_MAP_WRITE)
+    for mem, offset, flags in ((parent, 64, cl.CL_MAP_WRITE), (parent, 127, cl.CL_MAP_READ),
+                               (parent, 0, cl.CL_MAP_WRITE_INVALIDATE_REGION)):
+        assert CL.clEnqueueMapBuffer(q, mem, 1, flags, offset, 16, 0, 0, 0, addr(e)) == 0
+        assert e.value == cl.CL_INVALID_OPERATION
+    r1 = map_buffer(q, parent, 128, 64, cl.CL_MAP_READ)        # next to the write map: fine
+    r2 = map_buffer(q, sub, 0, 64, cl.CL_MAP_READ)             # reads overlap reads
+    r3 = map_buffer(q, parent, 256, 32, cl.CL_MAP_READ)
+    assert CL.clEnqueueMapBuffer(q, sub, 1, cl.CL_MAP_WRITE, 16, 16, 0, 0, 0, addr(e)) == 0
+    assert e.value == cl.CL_INVALID_OPERATION                  # the parent's read map overlaps it
+    assert map_count(parent) == 3 and map_count(sub) == 1
+    assert unmap(q, parent, w) == cl.CL_SUCCESS
+    w2 = map_buffer(q, parent, 0, 128, cl.CL_MAP_WRITE)        # the earlier unmap is enqueued
+    for mem, p in ((parent, w2), (parent, r1), (sub, r2), (parent, r3)):
+        assert unmap(q, mem, p) == cl.CL_SUCCESS
+    assert CL.clFinish(q) == cl.CL_SUCCESS
+    assert map_count(parent) == 0 and map_count(sub) == 0
+    CL.clReleaseMemObject(sub)
+    CL.clReleaseMemObject(parent)

@@ -262,6 +262,9 @@ def clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, s
     if map_flags & (cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION):
         _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
     mapping = buf.add_mapping(offset, size, map_flags)
+    check(mapping is not None, cl.CL_INVALID_OPERATION,
+          "the region overlaps a mapping (of this buffer, its parent or a sub-buffer) that is not unmapped, "
+          "and one of the two maps for writing")
     try:
         _submit(queue, cl.CL_COMMAND_MAP_BUFFER, None, num_events_in_wait_list, event_wait_list, event,
                 (buf,), blocking_map, accesses=((buf, True), (HOST, True)))
