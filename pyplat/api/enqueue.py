@@ -261,25 +261,40 @@ def clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, s
         _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
     if map_flags & (cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION):
         _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
-    buf.map_count += 1
-    _submit(queue, cl.CL_COMMAND_MAP_BUFFER, None, num_events_in_wait_list, event_wait_list, event,
-            (buf,), blocking_map, accesses=((buf, True), (HOST, True)))
-    return buf.address + offset
+    mapping = buf.add_mapping(offset, size, map_flags)
+    check(mapping is not None, cl.CL_INVALID_OPERATION,
+          "the region overlaps a mapping (of this buffer, its parent or a sub-buffer) that is not unmapped, "
+          "and one of the two maps for writing")
+    try:
+        _submit(queue, cl.CL_COMMAND_MAP_BUFFER, None, num_events_in_wait_list, event_wait_list, event,
+                (buf,), blocking_map, accesses=((buf, True), (HOST, True)))
+    except BaseException:
+        buf.drop_mapping(mapping)          # no pointer returned: nothing to unmap
+        raise
+    return mapping.pointer
 
 
 @entry
 def clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event):
     queue = lookup_queue(command_queue)
     buf = _buffer_of(queue, memobj)
-    check(buf.map_count > 0 and buf.address <= (mapped_ptr or 0) < buf.address + buf.size,
-          cl.CL_INVALID_VALUE, "mapped_ptr is not a mapped pointer of this buffer")
-
-    def unmap():
-        buf.map_count -= 1
+    # "CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by clEnqueueMapBuffer or
+    # clEnqueueMapImage for memobj" (OpenCL 3.0): each unmap takes one mapping of memobj whose
+    # unmap is not enqueued yet, so a pointer mapped twice needs two unmaps and a third fails.
+    mapping = buf.begin_unmap(mapped_ptr or 0)
+    check(mapping is not None, cl.CL_INVALID_VALUE,
+          f"mapped_ptr {mapped_ptr or 0:#x} is not a pointer of this memory object that is mapped and not "
+          "yet unmapped")
     command = queue.new_command()
-    command.set_action(unmap)
-    _submit(queue, cl.CL_COMMAND_UNMAP_MEM_OBJECT, command, num_events_in_wait_list, event_wait_list, event,
-            (buf,), accesses=((buf, True), (HOST, True)))
+    try:
+        # The host's writes through the pointer are already in the buffer (one address space).
+        _submit(queue, cl.CL_COMMAND_UNMAP_MEM_OBJECT, command, num_events_in_wait_list, event_wait_list,
+                event, (buf,), accesses=((buf, mapping.writes), (HOST, True)))
+    except BaseException:
+        buf.cancel_unmap(mapping)
+        raise
+    # Counted in CL_MEM_MAP_COUNT until the unmap has finished (or failed).
+    command.add_hook(lambda: buf.drop_mapping(mapping))
 
 
 @entry
