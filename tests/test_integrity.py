@@ -297,9 +297,15 @@ def test_object_code_moved_into_another_programs_binary_is_refused(binaries):
     assert [(r["err"], r["status"]) for r in records] == [(cl.CL_INVALID_BINARY, cl.CL_INVALID_BINARY)] * 3, records
 
 
-def test_old_unchecked_formats_are_refused(binaries):
-    """PYPLAT-PROGRAM-2 (no checksum) and a bare package are not program binaries."""
-    a = binaries["a"][:-32]
+def test_older_formats_are_compiled_again_never_loaded(binaries):
+    """An older PyPlat's binary (PYPLAT-PROGRAM-2: no checksum; pyopencl's cache keeps them
+    across upgrades) is compiled again from its source; its object code is never loaded, so
+    B's object code in A's old binary still runs A. A bare package is no program binary."""
+    a, b = binaries["a"][:-32], binaries["b"][:-32]
+    pa, pb = a.index(b"PYPLAT-OBJ-"), b.index(b"PYPLAT-OBJ-")
     old = a.replace(b"PYPLAT-PROGRAM-3", b"PYPLAT-PROGRAM-2", 1)
-    records = _trials([("v2", old), ("package", a[a.index(b"PYPLAT-OBJ-"):])])
-    assert [(r["err"], r["status"]) for r in records] == [(cl.CL_INVALID_BINARY, cl.CL_INVALID_BINARY)] * 2
+    swapped = (a[:pa] + b[pb:]).replace(b"PYPLAT-PROGRAM-3", b"PYPLAT-PROGRAM-2", 1)
+    v2, moved, package = _trials([("v2", old), ("v2-b-code", swapped), ("package", a[pa:])])
+    assert (v2["err"], v2["status"], v2["build"], v2["value"]) == (0, 0, 0, WANT_A)
+    assert (moved["err"], moved["status"], moved["build"], moved["value"]) == (0, 0, 0, WANT_A)
+    assert (package["err"], package["status"]) == (cl.CL_INVALID_BINARY, cl.CL_INVALID_BINARY)

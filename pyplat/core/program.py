@@ -6,10 +6,13 @@ from pyplat import cl
 from pyplat.core.object import RefCounted
 
 # An executable's binary: BINARY_MAGIC + JSON header + "\n" + source + the compiler's package
-# (object code and metadata; may be empty) + sha256 of all of it. PYPLAT-PROGRAM-1 and -2 carried
-# no checksum and are refused. Compiled objects and libraries are the compiler's IR objects as
-# they are (PYPLAT-IR-2, with their own checksum).
+# (object code and metadata; may be empty) + sha256 of all of it. Compiled objects and libraries
+# are the compiler's IR objects as they are (PYPLAT-IR-2, with their own checksum).
 BINARY_MAGIC = b"PYPLAT-PROGRAM-3\n"
+# Earlier PyPlat versions' binaries (no checksum; -2 also carried object code). Programs keep
+# such binaries (pyopencl's on-disk cache does), so their source is taken and compiled again;
+# their object code is never loaded.
+LEGACY_MAGICS = (b"PYPLAT-PROGRAM-1\n", b"PYPLAT-PROGRAM-2\n")
 
 
 class Program(RefCounted):
@@ -167,6 +170,8 @@ class Program(RefCounted):
             out["binary_type"] = (cl.CL_PROGRAM_BINARY_TYPE_LIBRARY if parts[0]["kind"] == "library"
                                   else cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT)
             return out
+        if data.startswith(LEGACY_MAGICS):
+            return Program._parse_legacy(bytes(data), out)
         body = unseal(data) if data.startswith(BINARY_MAGIC) else None
         if body is None:
             return None
@@ -187,6 +192,22 @@ class Program(RefCounted):
                 return None
         elif out["linked"]:
             return None           # an executable with neither object code nor source
+        return out
+
+    @staticmethod
+    def _parse_legacy(data, out):
+        """An older PyPlat's binary: its source and options only (compiled again at build)."""
+        try:
+            header, _, rest = data[len(LEGACY_MAGICS[0]):].partition(b"\n")
+            h = json.loads(header)
+            if not isinstance(h.get("options"), str) or h.get("linked"):
+                return None                 # a linked program: no source to compile
+            n = h.get("source_size", len(rest))
+            if not isinstance(n, int) or not 0 <= n <= len(rest):
+                return None
+            out.update(source=rest[:n].decode(), options=h["options"])
+        except (ValueError, UnicodeDecodeError, TypeError, AttributeError):
+            return None
         return out
 
     def destroy(self):
