@@ -240,3 +240,13 @@ def test_huge_local_array_builds_and_is_out_of_resources_at_enqueue(env):
     CL.clReleaseMemObject(buf)
     CL.clReleaseKernel(k)
     CL.clReleaseProgram(prog)
+
+
+def test_build_without_a_deep_thread_still_works(monkeypatch):
+    """Where no thread with the big stack can be made (address space limited), the build runs on
+    the caller's thread, with the recursion limit it has."""
+    monkeypatch.setattr(limits, "COMPILE_STACK_SIZE", 1 << 46)
+    limit = sys.getrecursionlimit()
+    r = C.build("__kernel void k(__global int *o) { o[0] = 1; }", use_cache=False)
+    assert r.ok, r.log
+    assert sys.getrecursionlimit() == limit
