@@ -4,7 +4,14 @@ We load our own ctypes handle on the same libclang so that setting argtypes
 and restypes here never disturbs clang.cindex's declarations.
 """
 import ctypes
+import os
+
 import clang.cindex as ci
+
+# libclang parses on a thread of its own with an 8 MiB stack, which deeply nested code (a
+# 30,000-term sum) overflows, killing the process; without threads it parses on the caller's:
+# a build thread with limits.COMPILE_STACK_SIZE.
+os.environ.setdefault("LIBCLANG_NOTHREADS", "1")
 
 ci.conf.lib  # force loading / configuration
 _lib = ctypes.CDLL(ci.conf.lib._name)

@@ -16,6 +16,7 @@ from . import clangapi as _capi  # noqa: F401  (configures libclang)
 from . import options as _options
 from . import progvars as PV
 from . import pragmas as FPC
+from . import analysis, limits
 from .frontend import Frontend
 from .swizzle import SWIZZLE_TYPE_PREFIX
 from .lowering.barrier_tree import func_has_barrier
@@ -101,7 +102,7 @@ def build(source, options="", *, use_cache=True):
         if debugging():
             raise
     try:
-        r = _build(source, opts, t0, origin)
+        r = limits.run_deep(_build, source, opts, t0, origin)     # (deep recursion: limits.py)
         if r.ok and k is not None:
             cache.store(k, r.package)
             r.cache_key = k
@@ -111,7 +112,8 @@ def build(source, options="", *, use_cache=True):
     except Exception as e:  # an internal compiler bug: report it, no traceback
         if debugging():
             raise
-        return BuildResult(False, _internal_error(e))
+        err = limits.resource_error(e)          # out of memory: a build error too
+        return BuildResult(False, _error_line(err) + "\n" if err else _internal_error(e))
 
 
 def _build(source, opts, t0, origin=None):
@@ -152,7 +154,7 @@ def compile_object(source, options="", headers=None):
     except _options.InvalidOption as e:
         return ObjectResult(False, "error: %s\n" % e, invalid_options=True)
     try:
-        parsed = _compile_unit(source, opts, t0, headers=headers, for_link=True)
+        parsed = limits.run_deep(_compile_unit, source, opts, t0, headers, True)
         if isinstance(parsed, BuildResult):
             return ObjectResult(False, parsed.log)
         ir_text, meta, _ = parsed
@@ -163,7 +165,8 @@ def compile_object(source, options="", headers=None):
     except Exception as e:
         if debugging():
             raise
-        return ObjectResult(False, _internal_error(e))
+        err = limits.resource_error(e)
+        return ObjectResult(False, _error_line(err) + "\n" if err else _internal_error(e))
 
 
 def _compile_unit(source, opts, t0, headers=None, for_link=False):
@@ -196,6 +199,8 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
     fe = Frontend(tu)
     fe.header = HEADER
     kernels = fe.run()
+    for k in kernels:
+        analysis.check_private(k, limits.MAX_PRIVATE_SIZE)
     exported, unavailable, variables = [], {}, []
     if for_link:
         memo = {}

@@ -329,6 +329,7 @@ class Frontend:
             return Node("nop")
         if asp == "constant":
             v.storage = "constant"
+            PV.check_size(v, c)
             v.init = self.const_init(init, t) if init is not None else None
             self.globals.append(v)
             return Node("nop")
@@ -336,7 +337,7 @@ class Frontend:
         return Node("decl", kids=[n_init] if n_init is not None else [], val=v, cur=c)
 
     def const_init(self, c, t):
-        """Constant initializer as nested python lists of numbers (progvars.py)."""
+        """Constant initializer as nested python values (progvars.py)."""
         return PV.const_init(self, c, t)
 
     # ------------------------------------------------------------------ expressions
@@ -660,6 +661,9 @@ class Frontend:
                     and c.storage_class != ci.StorageClass.STATIC:
                 out.append(c)
         return out
+
+    def string_data(self, c):
+        return _decode_c_string(c.spelling)
 
     def e_string(self, c):
         data = _decode_c_string(c.spelling)

@@ -1,10 +1,11 @@
 """Program-scope variables for the front end: one Var per variable (however many times it is
 declared), and their constant initialisers folded from clang's AST.
 
-An initialiser becomes nested Python lists of numbers (lowering/module.py packs them into bytes):
-brace lists for arrays, structs and vectors; vector literals ``(float4)(1, 2, 3, 4)`` (clang: a
-compound literal of an init list, whose elements may themselves be vectors, which are flattened in
-order: ``(float4)((float2)(1, 2), 3, 4)``); vector splats ``(int2)(1)`` (clang: a cast of a scalar
+An initialiser becomes nested Python values (lowering/module.py packs them into bytes): a dict
+{member index: value} for a brace list of an array or struct (members left out are zero and
+never materialised), a list of bytes for a string, a list of numbers for a vector: vector
+literals ``(float4)(1, 2, 3, 4)`` (clang: a compound literal of an init list, whose elements may
+themselves be vectors, which are flattened in order: ``(float4)((float2)(1, 2), 3, 4)``); vector splats ``(int2)(1)`` (clang: a cast of a scalar
 to a vector type); scalars, which clang evaluates (clang_Cursor_Evaluate) and which are converted
 to the type they initialise as C converts them.
 """
@@ -15,6 +16,7 @@ import clang.cindex as ci
 from clang.cindex import CursorKind as CK
 
 from . import clangapi as capi
+from . import limits
 from .tree import Var, CompileError
 
 _WRAPPERS = (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR, CK.CSTYLE_CAST_EXPR)
@@ -36,6 +38,7 @@ def program_var(fe, ref):
     decl = d if d is not None else ref
     t = fe.ty(decl.type)
     v = Var(decl.spelling, t, "constant", decl)
+    check_size(v, decl)
     init = None
     kids = _kids(decl)
     if kids and (not t.is_array or kids[-1].kind in (CK.INIT_LIST_EXPR, CK.STRING_LITERAL)):
@@ -45,6 +48,15 @@ def program_var(fe, ref):
     fe.vars[ref.hash] = v
     fe.globals.append(v)
     return v
+
+
+def check_size(v, cur):
+    """A __constant variable is a constant buffer of its own (limits.py): none may be larger than
+    CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE. Checked before its initialiser is looked at."""
+    if v.type.size > limits.MAX_CONSTANT_BUFFER_SIZE:
+        raise CompileError("__constant variable '%s' needs %d bytes, more than the device's "
+                           "CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE (%d bytes)"
+                           % (v.name, v.type.size, limits.MAX_CONSTANT_BUFFER_SIZE), cur)
 
 
 def is_program_scope(cursor):
@@ -61,7 +73,7 @@ def const_init(fe, c, t):
     if t.is_array or t.is_struct:
         c = _unwrap(c)
         if c.kind == CK.STRING_LITERAL and t.is_array:
-            return list(_string_bytes(fe, c))
+            return list(_string_bytes(fe, c, t))
         if c.kind != CK.INIT_LIST_EXPR:
             raise CompileError("initializer of a program-scope variable is not a constant", c)
         return _braced(fe, list(_kids(c)), t)
@@ -70,13 +82,9 @@ def const_init(fe, c, t):
     return _scalar(c, t)
 
 
-def _members(t):
-    """Types of the elements of an array or the fields of a struct, in order (for a union, its
-    first member: what a positional initialiser initialises)."""
-    if t.is_array:
-        return [t.elem] * t.count
-    fields = [ft for _, ft in t.fields.values()]
-    return fields[:1] if _union(t) else fields
+def _member(t, i):
+    """The type of element or field i of an array or struct."""
+    return t.elem if t.is_array else list(t.fields.values())[i][1]
 
 
 def _union(t):
@@ -85,17 +93,19 @@ def _union(t):
 
 def _braced(fe, items, t, elided=False):
     """The members of aggregate t from the initialisers `items` (a list, consumed) of its brace
-    list (None: not initialised, zero; of a union, all but one are None): positional ones in
-    order, designated ones (`.field =`, `[index] =`, chains of them: clang gives an expression of
-    type void holding the designators, then the value) where they point, the next positional one
-    after them. elided: t is a member written without its own braces (C's brace elision): it
-    takes items until it is full or a designator comes (which belongs to the enclosing list)."""
-    out = [None] * (t.count if t.is_array else len(t.fields))
-    members = _members(t) if not _union(t) else [ft for _, ft in t.fields.values()]
+    list, as a dict {member index: value} (a member not in it is not initialised: zero; of a union,
+    one member at most), never materialising the members left out (`int a[1 << 20] = {1}` is one
+    entry): positional ones in order, designated ones (`.field =`, `[index] =`, chains of them:
+    clang gives an expression of type void holding the designators, then the value) where they
+    point, the next positional one after them. elided: t is a member written without its own
+    braces (C's brace elision): it takes items until it is full or a designator comes (which
+    belongs to the enclosing list)."""
+    out = {}
+    count = t.count if t.is_array else len(t.fields)
     pos = 0
     while items:
         x = items[0]
-        full = pos >= len(out) or (_union(t) and pos > 0)
+        full = pos >= count or (_union(t) and pos > 0)
         if elided and (full or _designated(x)):
             break
         items.pop(0)
@@ -103,7 +113,7 @@ def _braced(fe, items, t, elided=False):
             parts = list(x.get_children())
             pos = _store(fe, out, t, parts[:-1], parts[-1]) + 1
         elif not full:                 # (excess initialisers: clang has warned)
-            out[pos] = _element(fe, x, members[pos], items)
+            out[pos] = _element(fe, x, _member(t, pos), items)
             pos += 1
     return out
 
@@ -131,14 +141,18 @@ def _store(fe, out, t, designators, value):
         i = names.index(d.spelling) if t.is_struct and d.spelling in names else None
     else:
         i = capi.evaluate(d) if t.is_array else None
-    if i is None or not 0 <= i < len(out):
+    if i is None or not 0 <= i < (t.count if t.is_array else len(t.fields)):
         raise CompileError("unsupported designator in the initializer of a program-scope variable", d)
-    mt = t.elem if t.is_array else t.fields[list(t.fields)[i]][1]
+    mt = _member(t, i)
+    inner = out.get(i)
     if _union(t):                      # one member holds the value: the others stay out
-        out[:] = [None] * len(out)
+        out.clear()
     if len(designators) > 1:
-        if not isinstance(out[i], list) or not (mt.is_array or mt.is_struct):
-            out[i] = [None] * (mt.count if mt.is_array else len(mt.fields))
+        if isinstance(inner, list):    # a string's bytes
+            inner = dict(enumerate(inner))
+        if not isinstance(inner, dict) or not (mt.is_array or mt.is_struct):
+            inner = {}
+        out[i] = inner
         _store(fe, out[i], mt, designators[1:], value)
     else:
         out[i] = const_init(fe, value, mt)
@@ -202,8 +216,10 @@ def convert(v, t):
     return v
 
 
-def _string_bytes(fe, c):
-    return bytes(fe.e_string(c).val)
+def _string_bytes(fe, c, t):
+    """The bytes of a string literal initialising a char array: its characters and the
+    terminating zero as far as they fit (the rest of the array is zero: not materialised)."""
+    return (fe.string_data(c) + b"\0")[:t.count]
 
 
 def exported_variables(fe):

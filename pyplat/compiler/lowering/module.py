@@ -6,6 +6,7 @@ Each OpenCL function becomes an internal, always-inline LLVM function (`k.<name>
 `f.<name>` for helpers) taking the hidden work-item state first; compiled objects give the
 functions they export another linkage (self.linkage).
 """
+import bisect as _bisect
 import struct as _struct
 
 from llvmlite import ir
@@ -66,14 +67,13 @@ class ModuleGen:
                 self.var_symbols[v.name] = (size, declared)
             else:
                 name = "__const.%s.%d" % (v.name, len(self.globals))
-            g = ir.GlobalVariable(self.module, ir.ArrayType(I8, size), name=name)
+            init = None if declared else _image(t, v.init)
+            g = ir.GlobalVariable(self.module, init.type if init is not None else ir.ArrayType(I8, size),
+                                  name=name)
             g.global_constant = True
             g.align = max(t.align, 1)
             if not declared:
-                buf = bytearray(size)
-                if v.init is not None:
-                    _pack(buf, 0, t, v.init)
-                g.initializer = ir.Constant(ir.ArrayType(I8, size), buf)
+                g.initializer = init
                 g.linkage = "" if name.startswith("g.") else "internal"     # "": external
             self.globals[v] = g
         return g
@@ -145,29 +145,72 @@ class ModuleGen:
         return workgroup.plain_workgroup_function(self, k)
 
 
-def _pack(buf, off, t, v):
-    if v is None:                      # a member without initialiser: zero, as buf already is
+_GAP = 64      # zero runs at least this long become zeroinitializer parts of an initialiser
+
+
+def _image(t, init):
+    """The LLVM constant of `size` bytes holding initialiser `init` of type t: [N x i8] when it
+    is dense, else a packed struct of its written runs and [K x i8] zeroinitializer for the zero
+    runs between and after them (`int big[1 << 18] = {1}` is 4 bytes and 1 MiB - 4 of zeros, and
+    nothing materialises the zeros); the global is indexed through byte offsets, so only its size
+    and alignment matter."""
+    size = t.size
+    pieces = []
+    if init is not None:
+        _pack(pieces, 0, t, init)
+    spans = []                         # [start, end) of runs of written bytes, merged over short gaps
+    for off, data in sorted(pieces, key=lambda p: p[0]):
+        if spans and off - spans[-1][1] < _GAP:
+            spans[-1][1] = max(spans[-1][1], off + len(data))
+        else:
+            spans.append([off, off + len(data)])
+    if size - sum(e - s for s, e in spans) < _GAP:       # dense: one byte array, as always
+        spans = [[0, size]]
+    bufs = [bytearray(e - s) for s, e in spans]
+    starts = [s for s, _ in spans]
+    for off, data in pieces:           # in the order written: a later write wins
+        i = _bisect.bisect_right(starts, off) - 1
+        bufs[i][off - starts[i]:off - starts[i] + len(data)] = data
+    if len(spans) == 1 and spans[0] == [0, size]:
+        return ir.Constant(ir.ArrayType(I8, size), bufs[0])
+    parts, at = [], 0
+    for (s, e), buf in zip(spans, bufs):
+        if s > at:
+            parts.append(ir.Constant(ir.ArrayType(I8, s - at), None))
+        parts.append(ir.Constant(ir.ArrayType(I8, e - s), buf))
+        at = e
+    if size > at:
+        parts.append(ir.Constant(ir.ArrayType(I8, size - at), None))
+    ty = ir.LiteralStructType([p.type for p in parts], packed=True)
+    return ir.Constant(ty, parts)
+
+
+def _items(v):
+    """(index, value) of an initialiser's members: a dict (brace lists), a list or one value."""
+    if isinstance(v, dict):
+        return sorted(v.items())
+    return enumerate(v if isinstance(v, list) else [v])
+
+
+def _pack(out, off, t, v):
+    """Appends (offset, bytes) to `out` for the initialised scalars of value v of type t."""
+    if v is None:                      # a member without initialiser: zero
         return
     if t.is_scalar:
         if t.is_float:
-            _struct.pack_into({16: "<e", 32: "<f", 64: "<d"}[t.bits], buf, off, float(v))
+            out.append((off, _struct.pack({16: "<e", 32: "<f", 64: "<d"}[t.bits], float(v))))
         else:
-            _struct.pack_into("<" + {8: "B", 16: "H", 32: "I", 64: "Q"}[t.bits], buf, off,
-                              int(v) & ((1 << t.bits) - 1))
-    elif t.is_vector:
-        vals = v if isinstance(v, list) else [v] * t.count
-        for i, x in enumerate(vals[:t.count]):
-            _pack(buf, off + i * t.elem.size, t.elem, x)
-    elif t.is_array:
-        vals = v if isinstance(v, list) else [v]
-        for i, x in enumerate(vals[:t.count]):
-            _pack(buf, off + i * t.elem.size, t.elem, x)
+            out.append((off, _struct.pack("<" + {8: "B", 16: "H", 32: "I", 64: "Q"}[t.bits],
+                                          int(v) & ((1 << t.bits) - 1))))
+    elif t.is_vector or t.is_array:
+        vals = [v] * t.count if t.is_vector and not isinstance(v, (list, dict)) else v
+        for i, x in _items(vals):
+            if i < t.count:
+                _pack(out, off + i * t.elem.size, t.elem, x)
     elif t.is_struct:
-        vals = v if isinstance(v, list) else [v]
         fields = sorted(t.fields.values(), key=lambda p: p[0])
-        for (foff, ft), x in zip(fields, vals):
-            _pack(buf, off + foff, ft, x)
+        for i, x in _items(v):
+            if i < len(fields):
+                _pack(out, off + fields[i][0], fields[i][1], x)
     elif t.is_pointer:
-        _struct.pack_into("<Q", buf, off, int(v))
-
-
+        out.append((off, _struct.pack("<Q", int(v))))
