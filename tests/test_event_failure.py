@@ -112,7 +112,10 @@ def test_failure_in_the_middle_of_an_in_order_chain(env, mode, monkeypatch):
     k3 = launch(q, k, 4, waits=[e1])           # a native launch listing the failed one: fails
     e6 = fill(q, a, 6, 2)
     pending = [e2, e3, m, k2, e6]
-    assert all(event_status(e) > cl.CL_COMPLETE for e in pending)      # the queue's order holds
+    # the queue's order holds; with automatic parallelisation (mode 1) e3, which shares no
+    # buffer with anything still waiting, may already have run
+    held = [e for e in pending if not (mode == "1" and e is e3)]
+    assert all(event_status(e) > cl.CL_COMPLETE for e in held), [event_status(e) for e in pending]
     assert CL.clSetUserEventStatus(ue, -1234) == 0
     assert CL.clFinish(q) == cl.CL_SUCCESS
     assert event_status(ue) == -1234
