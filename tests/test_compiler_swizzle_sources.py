@@ -226,6 +226,10 @@ def test_pair_loads_of_vector_literal_swizzles():
     assert SW.pair(items[:2], ["xxyy"]) is None
     assert SW.pair(items[:2], ["xxyy", "wzyx"]) == ["xxyy", "wzyx"]
     assert SW.pair(items[:2], ["wzyx"]) == ["wzyx", None]
+    # .hi of a 3-vector literal is an lvalue for clang (its 4th component is undefined, not a
+    # repeat): its load (CTS test_basic hiloeo)
+    hi3 = [("swz", 3, 2, True), ("maybe", 2, 2, 0, 0)]
+    assert SW.pair(hi3, ["hi"]) == ["hi", None]
     # DUP(REV(lit)) then a load of REV(lit), or a load of REV(lit) then REV(DUP(lit)):
     # both fit, so no guess
     two = [("swz", 4, 4, True), ("maybe", 4, 4, 0, 0), ("swz", 4, 4, True), ("maybe", 4, 4, 2, 2)]
@@ -301,3 +305,18 @@ def test_swizzle_inside_a_macro_argument():
         vstore4(a, 0, out); vstore4(b, 1, out); vstore4(c, 2, out);
     }"""
     check(src, [5, 5, 3, 4, 6, 6, 6, 5, 15, 14, 17, 16])
+
+
+def test_halves_of_a_three_component_vector_literal():
+    """`((int3)(a, b, c)).hi` and friends, as CTS test_basic hiloeo writes them: the literal is
+    an lvalue for clang, so is its .hi (the undefined 4th component is no repeat), and the
+    value is loaded."""
+    src = """
+    __kernel void k(__global const int *in, __global int *out) {
+        int2 h = ((int3)(in[0], in[1], in[2])).hi;
+        int2 l = ((int3)(in[0], in[1], in[2])).lo;
+        int2 o = ((int3)(in[0], in[1], in[2])).odd;
+        int2 e = ((int3)(in[0], in[1], in[2])).even;
+        out[0] = h.x; out[1] = l.x; out[2] = l.y; out[3] = o.x; out[4] = e.x; out[5] = e.y;
+    }"""
+    check(src, [12, 10, 11, 11, 10, 12])

@@ -151,6 +151,10 @@ def pair(items, names):
             return False
         base = items[k][3]
         base_lv = lvalue(base) if isinstance(base, int) and not isinstance(base, bool) else base
+        # clang: repeated components make an rvalue; .lo/.hi/.even/.odd never count as
+        # repeated (.hi of a 3-vector reads its last component twice here)
+        if chosen[k] in ("lo", "hi", "even", "odd"):
+            return base_lv
         idx = parse_accessor(chosen[k], items[k][1])
         return base_lv and len(set(idx)) == len(idx)
 
