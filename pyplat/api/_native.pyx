@@ -20,7 +20,8 @@ icd/pyplat_handle.h, then an OpenCL count and its queue core); the table maps it
 command. The first time a Python entry needs it (info, callbacks, ...), the API layer *adopts*
 it: a core Event takes over the count, and retains/releases of it go to Python from then on.
 Freed handles of every kind are quarantined, so that a stale pointer reads as dead for a while
-and is not soon reused by a new object.
+and is not soon reused by a new object. The quarantine's memory is allocated once, when this
+module is loaded, and recycled: memory stays flat from the first create/release (hmem_*).
 """
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset, memcmp
@@ -74,6 +75,7 @@ DEF HF_NATIVE = 1                 # a native event: memory and count are this mo
 DEF HF_ADOPTED = 2                # ... whose count a core Event has taken over
 DEF MAX_NATIVE_WAITS = 64
 DEF QUARANTINE = 8192             # released handles whose memory is kept (all kinds)
+DEF SPARES = 1024                 # handle memory out of quarantine kept for the next new handles
 
 cdef struct hent_t:
     size_t key                    # handle address; 0: free, 1: deleted
@@ -102,6 +104,8 @@ cdef size_t tab_used = 0          # live and deleted slots
 cdef size_t tab_live = 0
 cdef pyplat_handle *dead_handles[QUARANTINE]
 cdef long dead_next = 0
+cdef void *spares[SPARES]         # (tab_lock) handle memory out of quarantine, for reuse
+cdef long n_spares = 0
 cdef size_t h_dispatch = 0        # the shim's dispatch table (0 until it attaches)
 cdef long handle_serial = 0
 
@@ -165,13 +169,73 @@ cdef inline void tab_delete(hent_t *e) noexcept nogil:
     tab_live -= 1
 
 
+# Handle memory (issue 13 item 9: resident memory flat under create/release loops). Every handle,
+# native events included, is one HANDLE_BYTES block. The quarantine is full from the start (blocks
+# allocated and written at load, marked dead, never handed out as handles), so burying a handle
+# lets the oldest block out of quarantine: it becomes a spare, which the next new handle takes
+# instead of asking the allocator. A create/release loop thus cycles through the same blocks and
+# the process's memory does not grow while the quarantine would otherwise fill (8192 blocks,
+# ~400 kB, paid once at load). More spares than SPARES (many handles released at once) are freed.
+cdef size_t HANDLE_BYTES = sizeof(nevent_t)
+
+
+cdef void *hmem_new() noexcept nogil:
+    """Zeroed memory for a new handle (a spare, else the allocator's), or NULL."""
+    global n_spares
+    cdef void *m = NULL
+    pthread_mutex_lock(&tab_lock)
+    if n_spares > 0:
+        n_spares -= 1
+        m = spares[n_spares]
+    pthread_mutex_unlock(&tab_lock)
+    if m == NULL:
+        return calloc(1, HANDLE_BYTES)
+    memset(m, 0, HANDLE_BYTES)
+    return m
+
+
+cdef void spare_locked(void *m) noexcept nogil:
+    """(tab_lock held) Memory of no handle: kept as a spare, or freed."""
+    global n_spares
+    if n_spares < SPARES:
+        spares[n_spares] = m
+        n_spares += 1
+    else:
+        free(m)
+
+
+cdef void hmem_unused(void *m) noexcept nogil:
+    """Memory from hmem_new that never became a published handle."""
+    pthread_mutex_lock(&tab_lock)
+    spare_locked(m)
+    pthread_mutex_unlock(&tab_lock)
+
+
 cdef void bury(pyplat_handle *h) noexcept nogil:
-    """(tab_lock held) A dead handle's memory into quarantine; the oldest one there is freed."""
+    """(tab_lock held) A dead handle's memory into quarantine; the oldest one there becomes a
+    spare."""
     global dead_next
+    cdef void *oldest = dead_handles[dead_next]
     h.magic = PYPLAT_HANDLE_DEAD
-    free(dead_handles[dead_next])
     dead_handles[dead_next] = h
     dead_next = (dead_next + 1) % QUARANTINE
+    spare_locked(oldest)
+
+
+cdef void fill_quarantine():
+    """At load: the quarantine full of dead blocks, written so that they are resident now."""
+    cdef long i
+    cdef pyplat_handle *h
+    for i in range(QUARANTINE):
+        h = <pyplat_handle *>calloc(1, HANDLE_BYTES)
+        if h == NULL:
+            raise MemoryError()
+        h.magic = PYPLAT_HANDLE_DEAD
+        dead_handles[i] = h
+
+
+assert sizeof(pyplat_handle) <= HANDLE_BYTES
+fill_quarantine()
 
 
 cdef void kslot_decref(kslot_t *k) noexcept nogil:
@@ -276,14 +340,14 @@ def new_handle(obj, int kind, native=None, context=None):
     memory laid out as icd/pyplat_handle.h says. `native` is the fast path's object for a queue,
     kernel or event (None: the Python entries answer for it), `context` their core context."""
     cdef hent_t *e
-    cdef pyplat_handle *h = <pyplat_handle *>calloc(1, sizeof(pyplat_handle))
+    cdef pyplat_handle *h = <pyplat_handle *>hmem_new()
     if h == NULL:
         raise MemoryError()
     cdef void *ptr
     try:
         ptr = native_ref(kind, native)
     except BaseException:
-        free(h)
+        hmem_unused(h)
         raise
     h.magic, h.kind = PYPLAT_HANDLE_MAGIC, kind
     h.serial = <uint64_t>pp_add(&handle_serial, 1)
@@ -466,7 +530,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
             hold_done(p.hold)
             r = 0
         else:
-            s = <nevent_t *>calloc(1, sizeof(nevent_t))
+            s = <nevent_t *>hmem_new()
             if s == NULL:
                 hold_done(p.hold)
                 hold_done(&q.events)
@@ -486,7 +550,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
         for i in range(n):
             cmd_decref(waits[i])
         if s != NULL:
-            free(s)
+            hmem_unused(s)
             hold_done(&q.events)
         qcore_decref(q)
         plan_decref(p)
