@@ -39,6 +39,10 @@ static struct {
     void (*PyErr_Fetch)(void **, void **, void **);
     void (*PyErr_Restore)(void *, void *, void *);
     int (*Py_IsFinalizing)(void);      /* optional: Py_IsFinalizing (3.13+) or _Py_IsFinalizing */
+    int (*PyGILState_Check)(void);     /* optional, these four: fork() from C (below) */
+    void (*PyOS_BeforeFork)(void);
+    void (*PyOS_AfterFork_Parent)(void);
+    void (*PyOS_AfterFork_Child)(void);
 } py;
 
 int pyplat_load_done;            /* atomic: loading finished (either way) */
@@ -140,6 +144,10 @@ static int resolve(void *lib) {
     *(void **)&py.Py_IsFinalizing = dlsym(lib, "Py_IsFinalizing");
     if (!py.Py_IsFinalizing)
         *(void **)&py.Py_IsFinalizing = dlsym(lib, "_Py_IsFinalizing");
+    *(void **)&py.PyGILState_Check = dlsym(lib, "PyGILState_Check");
+    *(void **)&py.PyOS_BeforeFork = dlsym(lib, "PyOS_BeforeFork");
+    *(void **)&py.PyOS_AfterFork_Parent = dlsym(lib, "PyOS_AfterFork_Parent");
+    *(void **)&py.PyOS_AfterFork_Child = dlsym(lib, "PyOS_AfterFork_Child");
     return 0;
 }
 
@@ -324,6 +332,47 @@ static int do_load(void) {
     return rc;
 }
 
+/* ---- fork() from C ------------------------------------------------------------------------
+ * A C program (or a thread of a Python one that does not hold the GIL) calling fork() directly
+ * skips what os.fork does around it, and the child may inherit a GIL held by a thread that no
+ * longer exists (the runtime's reaper, a worker running a Python action): its first OpenCL call
+ * would wait for the GIL forever. So around such a fork the shim does what os.fork does: take
+ * the GIL, PyOS_BeforeFork (Python's "before" hooks: the JIT waits for other threads' LLVM work),
+ * then PyOS_AfterFork_Parent / _Child (the child's interpreter forgets the other threads, and
+ * the "after_in_child" hooks give it a working PyPlat: docs/runtime.md, "fork"). A thread that
+ * holds the GIL is inside os.fork, or in a child about to exec (subprocess): nothing to do.
+ * Registered after the Python side loaded, so these run after the runtime's own handlers in
+ * the child (pthread_atfork: child handlers in registration order, prepare in reverse). The GIL
+ * serialises forks that go through here, so one saved state is enough. */
+static gil_state_t fork_gil;
+static int fork_took_gil;
+
+static void fork_prepare(void) {
+    if (!py.PyGILState_Check || !py.PyOS_BeforeFork || !py.Py_IsInitialized() ||
+        py.PyGILState_Check())
+        return;
+    gil_state_t gil = py.PyGILState_Ensure();
+    fork_gil = gil;
+    fork_took_gil = 1;
+    py.PyOS_BeforeFork();
+}
+
+static void fork_parent(void) {
+    if (!fork_took_gil)
+        return;
+    fork_took_gil = 0;
+    py.PyOS_AfterFork_Parent();
+    py.PyGILState_Release(fork_gil);
+}
+
+static void fork_child(void) {
+    if (!fork_took_gil)
+        return;
+    fork_took_gil = 0;
+    py.PyOS_AfterFork_Child();
+    py.PyGILState_Release(fork_gil);
+}
+
 static void load(void) {
     pyplat_entry_table_init();
     const char *off = getenv("PYPLAT_ICD_DISABLE");
@@ -335,6 +384,8 @@ static void load(void) {
     }
     if (!load_ok)
         pyplat_entry_table_init(); /* drop anything a half-done attach wrote */
+    else if (py.PyOS_AfterFork_Child && py.PyOS_AfterFork_Parent)
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
     debug("loaded: %s", load_ok ? "yes" : "no");
     __atomic_store_n(&pyplat_load_done, 1, __ATOMIC_RELEASE);
 }

@@ -12,6 +12,7 @@ pointer is simply not found and gives CL_INVALID_<OBJECT>. An object knows its o
 (the attribute HANDLE).
 """
 import ctypes
+import os
 import threading
 
 from pyplat import cl
@@ -27,6 +28,15 @@ HANDLE = "_cl_handle"     # a core object's attribute: its handle's address, onc
 # Making, forgetting and adopting handles from several host threads: one at a time (reentrant:
 # a garbage collection inside may destroy another object, which forgets its handle).
 _lock = threading.RLock()
+
+
+def _fork_child():
+    """A thread that held the lock at fork() does not exist in the child."""
+    global _lock
+    _lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_fork_child)
 
 set_dispatch = _native.set_dispatch           # the shim attached: the dispatch pointer for all
 dispatch_address = _native.dispatch_address

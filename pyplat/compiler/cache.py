@@ -27,6 +27,15 @@ _stats = {"hits": 0, "misses": 0, "stores": 0, "discarded": 0}
 _stats_lock = threading.Lock()
 
 
+def _new_lock_after_fork():
+    """A thread that held the lock at fork() does not exist in the child."""
+    global _stats_lock
+    _stats_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
+
+
 def _count(name):
     with _stats_lock:
         _stats[name] += 1

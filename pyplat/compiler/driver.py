@@ -45,6 +45,16 @@ def _get_index():
     return _index
 
 
+def _fork_child():
+    """A forked child makes its own libclang index: a thread of the parent may have been parsing
+    with the shared one at the fork, and that thread is gone (docs/runtime.md, "fork")."""
+    global _index
+    _index = None
+
+
+os.register_at_fork(after_in_child=_fork_child)
+
+
 _SEV = {2: "warning", 3: "error", 4: "fatal error"}
 
 

@@ -1,5 +1,6 @@
 """LLVM back end: optimise (new pass manager, host CPU) and JIT in process (MCJIT)."""
 import ctypes
+import os
 import threading
 
 import llvmlite.binding as llvm
@@ -12,6 +13,11 @@ _state = {}
 # parked in a graveyard and disposed of by the next operation, under the lock.
 _lock = threading.RLock()
 _graveyard = []
+
+# fork() waits until no other thread is inside LLVM, so that the child inherits a consistent
+# LLVM (its JIT engines, the code they made) and can build programs (docs/runtime.md, "fork").
+os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
+                    after_in_child=_lock.release)
 
 
 class Engine:

@@ -19,6 +19,7 @@ A program over a limit is a build failure with a log line naming what is too big
   are a build error ("nested too deeply").
 """
 import ctypes
+import os
 import sys
 import threading
 
@@ -36,6 +37,15 @@ _active = 0                 # builds running on deep threads (the recursion limi
 _saved_limit = None
 _state = threading.local()  # .deep: this thread is a build thread; .exhausted: what ran out there
 _previous_hook = None
+
+
+def _new_lock_after_fork():
+    """A thread that held the lock at fork() does not exist in the child."""
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def _unraisable(u):

@@ -264,6 +264,8 @@ cdef int link(cmd_t *waiter, cmd_t *ev) noexcept nogil
 cdef void cmd_commit(cmd_t *c) noexcept nogil
 cdef void cmd_attach(cmd_t *c, qtrack_t *q) noexcept nogil
 cdef void cmd_wait(cmd_t *c) noexcept nogil
+cdef void fork_lose_queue(qcore_t *q) noexcept nogil
+cdef void fork_lose_command(cmd_t *c) noexcept nogil
 cdef void track_join(qtrack_t *q) noexcept nogil
 cdef void abort_oom() noexcept nogil
 

@@ -105,6 +105,8 @@ cdef cmd_t *pop(worker_t *w, unsigned long long thief_now) noexcept nogil:
 cdef void pool_ready(driver_t *d, cmd_t *c) noexcept nogil:
     cdef pool_t *p = <pool_t *>d.state
     cdef long n, i
+    if pool_respawn:                    # a forked child's first command (forking.pxi)
+        pool_start_threads(p)
     pp_add(&p.work, 1)
     if pp_worker_pool == <void *>p:
         # A worker readied it (a dependant of what it just ran): keep it local, and wake

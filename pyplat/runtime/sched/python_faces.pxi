@@ -37,6 +37,7 @@ def get_driver(name="pool", workers=0):
     with _drivers_lock:
         key = name
         if key in _drivers:
+            start_reaper()               # (again in a forked child)
             return _drivers[key]
         drv = Driver.__new__(Driver)
         if name == "basic":
