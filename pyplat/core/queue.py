@@ -15,6 +15,8 @@ Ordering is expressed as dependencies only, so drivers see one model:
 These order links never pass a failure on; only a wait-list entry does (docs/runtime.md, "When a
 command fails").
 """
+import threading
+
 from pyplat import cl, config
 from pyplat.core.event import Event
 from pyplat.core.object import RefCounted
@@ -137,5 +139,16 @@ class CommandQueue(RefCounted):
         self.tracker.join()
 
     def destroy(self):
+        # "clReleaseCommandQueue performs an implicit flush"; "after the command-queue reference
+        # count becomes zero and all commands queued to the command-queue have finished ..., the
+        # command-queue is deleted": the release never waits (a command behind a user event not
+        # set yet would block the releasing thread for good); the context goes once they finish.
+        self.flush()
+        if not self.tracker.pending:
+            self.context.release()
+            return
+        threading.Thread(target=self._release_when_finished, name="pyplat-queue-release", daemon=True).start()
+
+    def _release_when_finished(self):
         self.finish()
         self.context.release()
