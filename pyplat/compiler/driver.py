@@ -194,12 +194,19 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
             unsaved.append((path, text))
     texts = dict(unsaved)
     detailed = FPC.mentioned(texts.values())       # skipped lines are known only then
-    tu = _get_index().parse(SOURCE_NAME, args=args, unsaved_files=unsaved,
-                            options=FPC.DETAILED_RECORD if detailed else 0)
-    if not detailed and FPC.included_mention(tu, texts, (HEADER,)):
-        detailed = True
+    try:
         tu = _get_index().parse(SOURCE_NAME, args=args, unsaved_files=unsaved,
-                                options=FPC.DETAILED_RECORD)
+                                options=FPC.DETAILED_RECORD if detailed else 0)
+        if not detailed and FPC.included_mention(tu, texts, (HEADER,)):
+            detailed = True
+            tu = _get_index().parse(SOURCE_NAME, args=args, unsaved_files=unsaved,
+                                    options=FPC.DETAILED_RECORD)
+    except ci.TranslationUnitLoadError:
+        # clang itself crashed (libclang recovers and says so on stderr): seen only on invalid
+        # programs so far (tests/fuzz_source.py); there are no diagnostics to show
+        return BuildResult(False, "%s:1:1: error: the OpenCL C front end (clang) crashed on this "
+                           "program and gave no diagnostic; it is most likely not valid OpenCL C\n"
+                           % SOURCE_NAME)
     t_parse = time.perf_counter()
     lines, errors = _diag_lines(tu)
     if errors:
