@@ -25,11 +25,22 @@ def test_mutated_programs_build_or_fail_cleanly(tmp_path):
     assert counts["built"] > 0          # the mutations leave some programs valid
 
 
-def test_a_clang_crash_is_a_build_error_not_an_internal_one():
-    """clang 18 crashes (libclang recovers) on this invalid call (found by the fuzzer)."""
-    from pyplat.compiler import build
-    src = ("__kernel void k(__global float4 *o, __global const uint *in) {\n"
-           "    o[0] = as_float4(select y (as_uint4((float4)(1.0f)), (uint4)(0), (uint4)(1)));\n}\n")
-    r = build(src, "", use_cache=False)
-    assert not r.ok
-    assert "internal compiler error" not in r.log and "error:" in r.log
+CLANG_CRASH = r"""
+import os
+os.environ["PYPLAT_CACHE_DIR"] = "off"
+from pyplat.compiler import build
+src = ("__kernel void k(__global float4 *o, __global const uint *in) {\n"
+       "    o[0] = as_float4(select y (as_uint4((float4)(1.0f)), (uint4)(0), (uint4)(1)));\n}\n")
+r = build(src, "", use_cache=False)
+print("ok" if not r.ok and "internal compiler error" not in r.log and "error:" in r.log else r.log)
+"""
+
+
+def test_a_clang_crash_is_a_build_error_not_an_internal_one(tmp_path):
+    """clang 18 crashes on this invalid call (found by the fuzzer); libclang recovers and the
+    build fails with a log line. In a child: where another LLVM in the process (PoCL's, loaded
+    through the ICD loader) owns the signal handlers, libclang cannot recover
+    (docs/reliability.md)."""
+    p = subprocess.run([sys.executable, "-c", CLANG_CRASH], capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path)      # (not the source tree's pyplat/)
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), (p.returncode, p.stdout[-800:])
