@@ -55,3 +55,25 @@ def context_and_queue():
     yield ctx, dev, q
     CL.clReleaseCommandQueue(q)
     CL.clReleaseContext(ctx)
+
+
+def context_and_program(source):
+    """A context, its device and a program built from `source`, released after use: the body
+    of a test module's `env` fixture (`yield from context_and_program(SOURCE)`)."""
+    from test_programs_kernels import create_program
+    ctx, dev = make_context()
+    prog = create_program(ctx, source)
+    assert CL.clBuildProgram(prog, 0, 0, b"", 0, 0) == 0
+    yield ctx, dev, prog
+    CL.clReleaseProgram(prog)
+    CL.clReleaseContext(ctx)
+
+
+def program_binary(prog):
+    """CL_PROGRAM_BINARIES of a program of one device, as bytes."""
+    size = ctypes.c_size_t()
+    assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARY_SIZES, 8, addr(size), 0) == 0
+    blob = ctypes.create_string_buffer(size.value)
+    ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(blob))
+    assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARIES, 8, addr(ptrs), 0) == 0
+    return blob.raw

@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from fuzz_sweep import C, E, Platform
+from fuzz_sweep import C, E, Platform, child_lines
 
 KERNELS = b"""
 __kernel void add_const(__global uint *a, uint c) { size_t i = get_global_id(0); a[i] += c; }
@@ -621,11 +621,9 @@ def run(platform="PyPlat", first=0, count=10, steps=200, threads_every=0, timeou
     e.g. PYPLAT_INORDER_PARALLEL=0): totals, and the seeds that crashed or hung (a new child goes
     on after them)."""
     import os
-    import select
     import subprocess
     import sys
     import tempfile
-    import time
     tot = {"sequences": 0, "calls": 0, "launches": 0, "wrong_codes": 0, "wrong_results": 0, "wrong_status": 0,
            "crashes": [], "hangs": [], "problems": []}
     here = os.path.dirname(os.path.abspath(__file__))
@@ -636,29 +634,22 @@ def run(platform="PyPlat", first=0, count=10, steps=200, threads_every=0, timeou
                                  f"fuzz_model.child({platform!r}, {seed}, {end - seed}, {steps}, {threads_every})"],
                                 stdout=subprocess.PIPE, stderr=errf, bufsize=0, cwd=here,
                                 env=dict(os.environ, **(env or {})))
-        current, last, hung = None, time.monotonic(), False
-        while True:
-            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-            if ready:
-                line = proc.stdout.readline().decode(errors="replace")  # unbuffered: select sees each line
-                if not line:
-                    break
-                last = time.monotonic()
-                tag, rest = line[0], line[2:].strip()
-                if tag == "S":
-                    current = int(rest)
-                elif tag == "P":
-                    tot["problems"].append(rest)
-                elif tag == "R":
-                    f = rest.split()
-                    tot["sequences"] += 1
-                    for k, v in zip(("calls", "launches", "wrong_codes", "wrong_results", "wrong_status"), f[1:]):
-                        tot[k] += int(v)
-                    seed, current = int(f[0]) + 1, None
-            elif time.monotonic() - last > timeout:
+        current, hung = None, False
+        for line in child_lines(proc, timeout):
+            if line is None:
                 hung = True
-                proc.kill()
                 break
+            tag, rest = line[0], line[2:].strip()
+            if tag == "S":
+                current = int(rest)
+            elif tag == "P":
+                tot["problems"].append(rest)
+            elif tag == "R":
+                f = rest.split()
+                tot["sequences"] += 1
+                for k, v in zip(("calls", "launches", "wrong_codes", "wrong_results", "wrong_status"), f[1:]):
+                    tot[k] += int(v)
+                seed, current = int(f[0]) + 1, None
         rc = proc.wait()
         errf.seek(0)
         err = errf.read()[-2000:]

@@ -19,7 +19,6 @@ crash or a hang names the call, and the parent starts a new child after it.
 """
 import ctypes
 import glob
-import json
 import os
 import random
 import select
@@ -591,6 +590,24 @@ def child(platform, start, seed, crash_at=-1):
         out.flush()
 
 
+def child_lines(proc, timeout):
+    """The lines a child prints (stdout unbuffered), as it prints them; a last None if it
+    printed nothing for `timeout` seconds (it is killed then)."""
+    last = time.monotonic()
+    while True:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+        if ready:
+            line = proc.stdout.readline().decode(errors="replace")
+            if not line:
+                return
+            last = time.monotonic()
+            yield line
+        elif time.monotonic() - last > timeout:
+            proc.kill()
+            yield None
+            return
+
+
 def sweep(platform="PyPlat", seed=0, timeout=20.0, crash_at=-1):
     """Run every case in children; returns totals and the wrong codes, crashes and hangs."""
     all_cases = cases()
@@ -600,25 +617,18 @@ def sweep(platform="PyPlat", seed=0, timeout=20.0, crash_at=-1):
         children += 1
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", platform, str(start), str(seed), str(crash_at)],
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
-        current, last, done = None, time.monotonic(), None
-        while True:
-            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-            if ready:
-                line = proc.stdout.readline().decode(errors="replace")  # unbuffered: select sees each line
-                if not line:
-                    break
-                last = time.monotonic()
-                parts = line.split()
-                if parts[0] == "S":
-                    current = int(parts[1])
-                elif parts[0] == "R":
-                    codes[int(parts[1])] = parts[2]
-                    current, done = None, int(parts[1])
-            elif time.monotonic() - last > timeout:
-                proc.kill()
+        current, done, hung = None, None, False
+        for line in child_lines(proc, timeout):
+            if line is None:
+                hung = True
                 break
+            parts = line.split()
+            if parts[0] == "S":
+                current = int(parts[1])
+            elif parts[0] == "R":
+                codes[int(parts[1])] = parts[2]
+                current, done = None, int(parts[1])
         rc = proc.wait()
-        hung = time.monotonic() - last > timeout
         if current is None:
             if done is not None and done + 1 < len(all_cases):
                 start = done + 1                 # died between calls (state a bad call left): go on

@@ -9,6 +9,7 @@ import pytest
 from pyplat import cl
 import pyplat.compiler as C
 from capi import CL, addr, err
+from clobjects import program_binary
 from clobjects import make_buffer, read
 from test_programs_kernels import env, create_program, create_kernel, build_log, build_status, set_arg  # noqa: F401
 
@@ -42,14 +43,6 @@ def binary_type(prog, dev):
     assert CL.clGetProgramBuildInfo(prog, dev, cl.CL_PROGRAM_BINARY_TYPE, 4, addr(bt), 0) == 0
     return bt.value
 
-
-def get_binary(prog):
-    size = ctypes.c_size_t()
-    assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARY_SIZES, 8, addr(size), 0) == 0
-    blob = ctypes.create_string_buffer(size.value)
-    ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(blob))
-    assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARIES, 8, addr(ptrs), 0) == 0
-    return blob.raw
 
 
 def from_binary(ctx, dev, data):
@@ -182,7 +175,7 @@ def test_library_and_binaries_of_objects(env):
     assert code == 0 and lib
     assert binary_type(lib, dev) == cl.CL_PROGRAM_BINARY_TYPE_LIBRARY
     # objects and libraries as binaries, re-created, then linked
-    data_obj, data_lib = get_binary(main), get_binary(lib)
+    data_obj, data_lib = program_binary(main), program_binary(lib)
     assert data_obj and data_lib
     obj2, code, st = from_binary(ctx, dev, data_obj)
     assert code == 0 and st == 0
@@ -195,13 +188,13 @@ def test_library_and_binaries_of_objects(env):
     exp, x = _expected(n)
     np.testing.assert_array_equal(run_1d(ctx, q, exe, b"apply", n, [np.zeros(n, np.float32), x]), exp)
     # the linked executable's binary loads back and runs
-    data_exe = get_binary(exe)
+    data_exe = program_binary(exe)
     exe2, code, st = from_binary(ctx, dev, data_exe)
     assert code == 0 and CL.clBuildProgram(exe2, 0, 0, 0, 0, 0) == 0
     np.testing.assert_array_equal(run_1d(ctx, q, exe2, b"apply", n, [np.zeros(n, np.float32), x]), exp)
     # clBuildProgram on a compiled-object binary that needs nothing else: an executable
     alone, rc = compile_src(ctx, _uniq() + b"__kernel void one(__global int *o) { o[get_global_id(0)] = 7; }")
-    p3, code, st = from_binary(ctx, dev, get_binary(alone))
+    p3, code, st = from_binary(ctx, dev, program_binary(alone))
     assert code == 0 and CL.clBuildProgram(p3, 0, 0, 0, 0, 0) == 0
     assert binary_type(p3, dev) == cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
     np.testing.assert_array_equal(run_1d(ctx, q, p3, b"one", 3, [np.zeros(3, np.int32)]), [7, 7, 7])

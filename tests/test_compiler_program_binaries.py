@@ -12,16 +12,9 @@ from pyplat import cl
 import pyplat.compiler as C
 from pyplat.compiler import driver
 from capi import CL, addr, err
+from clobjects import program_binary
 from test_programs_kernels import env, create_program, create_kernel, build_status  # noqa: F401
 
-
-def _binary(prog):
-    size = ctypes.c_size_t()
-    assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARY_SIZES, 8, addr(size), 0) == 0
-    blob = ctypes.create_string_buffer(size.value)
-    ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(blob))
-    assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARIES, 8, addr(ptrs), 0) == 0
-    return blob.raw
 
 
 def _from_binary(ctx, dev, data):
@@ -42,7 +35,7 @@ def test_binary_loads_without_compiling(env, monkeypatch):
            % uuid.uuid4().hex).encode()
     prog = create_program(ctx, src)
     assert CL.clBuildProgram(prog, 0, 0, b"-cl-mad-enable", 0, 0) == 0
-    data = _binary(prog)
+    data = program_binary(prog)
     assert data.startswith(b"PYPLAT-PROGRAM-3\n") and b"\x7fELF" in data
 
     def no_compile(*a, **k):
@@ -61,7 +54,7 @@ def test_binary_loads_without_compiling(env, monkeypatch):
     from test_compiler import run
     run(info.kernels["twice"], [o], (8,))
     assert list(o) == [2 * i for i in range(8)]
-    assert _binary(again) == data          # round-trips exactly (pyopencl's binary cache)
+    assert program_binary(again) == data          # round-trips exactly (pyopencl's binary cache)
     CL.clReleaseKernel(k)
     CL.clReleaseProgram(again)
     CL.clReleaseProgram(prog)
@@ -85,7 +78,7 @@ def test_foreign_package_falls_back_to_source(env):
     ctx, dev, q = env
     prog = create_program(ctx, b"__kernel void z(__global int *o) { o[0] = 0; }")
     assert CL.clBuildProgram(prog, 0, 0, 0, 0, 0) == 0
-    data = _foreign(_binary(prog))
+    data = _foreign(program_binary(prog))
     again = _from_binary(ctx, dev, data)
     assert CL.clBuildProgram(again, 0, 0, 0, 0, 0) == 0
     k = create_kernel(again, b"z")

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from capi import CL, addr, err
-from clobjects import event_status, make_buffer, make_context, make_queue, read
+from clobjects import context_and_program, event_status, make_buffer, make_queue, read
 from pyplat import cl
 from pyplat.runtime import graph
 from pyplat.runtime.driver import get_driver
-from test_programs_kernels import create_kernel, create_program, set_arg
+from test_programs_kernels import create_kernel, set_arg
 from test_runtime import Recorder
 from test_runtime import make_queue as runtime_queue
 
@@ -28,12 +28,7 @@ SOURCE = b"__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }"
 
 @pytest.fixture(scope="module")
 def env():
-    ctx, dev = make_context()
-    prog = create_program(ctx, SOURCE)
-    assert CL.clBuildProgram(prog, 0, 0, b"", 0, 0) == 0
-    yield ctx, dev, prog
-    CL.clReleaseProgram(prog)
-    CL.clReleaseContext(ctx)
+    yield from context_and_program(SOURCE)
 
 
 def user_event(ctx):

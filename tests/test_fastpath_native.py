@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from capi import CL, addr, err
-from clobjects import make_buffer, make_context, make_queue, read
+from clobjects import context_and_program, make_buffer, make_queue, read
 from pyplat import cl, config
 from pyplat.api import handles
 from pyplat.core.kernel import Kernel
 from test_handles import HandleStruct
-from test_programs_kernels import create_kernel, create_program, set_arg
+from test_programs_kernels import create_kernel, set_arg
 
 SOURCE = b"""
 __kernel void add(__global const int *a, __global int *b, int v) {
@@ -32,12 +32,7 @@ if not CL._direct.get("clEnqueueNDRangeKernel") or not config.value("PYPLAT_FAST
 
 @pytest.fixture(scope="module")
 def env():
-    ctx, dev = make_context()
-    prog = create_program(ctx, SOURCE)
-    assert CL.clBuildProgram(prog, 0, 0, b"", 0, 0) == 0
-    yield ctx, dev, prog
-    CL.clReleaseProgram(prog)
-    CL.clReleaseContext(ctx)
+    yield from context_and_program(SOURCE)
 
 
 def launch(q, k, n, local=None, waits=(), want_event=True):

@@ -193,21 +193,13 @@ BINARY_CHILD = r"""
 import ctypes, json, sys
 import numpy as np
 from capi import CL, addr, err
-from clobjects import make_context
+from clobjects import make_context, program_binary
 from pyplat import cl
 from pyplat.api import handles
 from pyplat.core.program import Program
 from test_compiler import run
 cfg = json.loads(sys.stdin.read())
 ctx, dev = make_context()
-
-def binary(prog):
-    size = ctypes.c_size_t()
-    assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARY_SIZES, 8, addr(size), 0) == 0
-    blob = ctypes.create_string_buffer(size.value)
-    ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(blob))
-    assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARIES, 8, addr(ptrs), 0) == 0
-    return blob.raw
 
 def from_source(src, compile_only=False):
     s = ctypes.c_char_p(src.encode())
@@ -244,7 +236,7 @@ if cfg["make"]:
     out = {}
     for name, src in cfg["make"].items():
         p = from_source(src, compile_only=name == "obj")
-        out[name] = binary(p).hex()
+        out[name] = program_binary(p).hex()
         CL.clReleaseProgram(p)
     print(json.dumps(out), flush=True)
 else:

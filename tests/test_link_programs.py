@@ -10,7 +10,8 @@ from pyplat import cl
 import pyplat.compiler as C
 from capi import CL, addr, err
 from clobjects import make_buffer, read
-from test_compiler_link import NOTIFY, _uniq, binary_type, compile_src, from_binary, get_binary, link, run_1d
+from test_compiler_link import NOTIFY, _uniq, binary_type, compile_src, from_binary, link, run_1d
+from clobjects import program_binary
 from test_programs_kernels import env, build_log, build_status, create_kernel, set_arg  # noqa: F401
 
 COPY = b"""__kernel void CopyBuffer(__global float *src, __global float *dst) {
@@ -90,7 +91,7 @@ def test_kernel_from_library_and_binaries_round_trip(env):
     obj, rc = compile_src(ctx, _uniq() + COPY)
     assert rc == 0
     assert binary_type(obj, dev) == cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
-    obj2, e, status = from_binary(ctx, dev, get_binary(obj))
+    obj2, e, status = from_binary(ctx, dev, program_binary(obj))
     assert e == 0 and status == 0
     assert binary_type(obj2, dev) == cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
     calls = []
@@ -101,14 +102,14 @@ def test_kernel_from_library_and_binaries_round_trip(env):
     lib, code = link(ctx, [obj2], b"-create-library", notify=notify, user_data=7)
     assert code == 0 and calls == [7]
     assert binary_type(lib, dev) == cl.CL_PROGRAM_BINARY_TYPE_LIBRARY
-    lib2, e, status = from_binary(ctx, dev, get_binary(lib))
+    lib2, e, status = from_binary(ctx, dev, program_binary(lib))
     assert e == 0 and binary_type(lib2, dev) == cl.CL_PROGRAM_BINARY_TYPE_LIBRARY
     caller, rc = compile_src(ctx, _uniq() + CALLER)
     assert rc == 0
     exe, code = link(ctx, [caller, lib2])
     assert code == 0, build_log(exe, dev)
     assert binary_type(exe, dev) == cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
-    exe2, e, status = from_binary(ctx, dev, get_binary(exe))
+    exe2, e, status = from_binary(ctx, dev, program_binary(exe))
     assert e == 0 and binary_type(exe2, dev) == cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
     assert CL.clBuildProgram(exe2, 0, 0, 0, 0, 0) == 0
     x = np.linspace(-3, 3, 17).astype(np.float32)

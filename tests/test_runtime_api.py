@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from capi import CL, addr, err
-from clobjects import event_status, make_buffer, make_context, make_queue, read
+from clobjects import context_and_program, event_status, make_buffer, make_queue, read
 from pyplat import cl
-from test_programs_kernels import create_kernel, create_program, set_arg
+from test_programs_kernels import create_kernel, set_arg
 
 SOURCE = b"""
 __kernel void group_sum(__global const int *in, __global int *out, __local int *scratch) {
@@ -34,12 +34,7 @@ __kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }
 
 @pytest.fixture(scope="module")
 def env():
-    ctx, dev = make_context()
-    prog = create_program(ctx, SOURCE)
-    assert CL.clBuildProgram(prog, 0, 0, b"", 0, 0) == 0
-    yield ctx, dev, prog
-    CL.clReleaseProgram(prog)
-    CL.clReleaseContext(ctx)
+    yield from context_and_program(SOURCE)
 
 
 def write(q, buf, array, blocking=1):
