@@ -3,6 +3,7 @@ import sys
 import threading
 
 from pyplat.core.object import RefCounted
+from pyplat.runtime.faults import keep_fault_guard_first
 
 
 class Context(RefCounted):
@@ -24,6 +25,8 @@ class Context(RefCounted):
         self._callback_lock = threading.Lock()
         for device in self.devices:
             device.retain()
+        # Other platforms loaded next to ours (their LLVM) may have installed signal handlers.
+        keep_fault_guard_first()
 
     @property
     def num_devices(self):

@@ -131,7 +131,8 @@ class Kernel(RefCounted):
             plan = self._plan = LaunchPlan(self.info.address, block, len(self.args), local_cells,
                                            scratch_size, Retained([self.program] + buffers),
                                            self.program.result, merged_accesses(accesses),
-                                           self.program.context, self.shape.value_sizes)
+                                           self.program.context, self.shape.value_sizes,
+                                           self.name)
             if self.slot is not None:
                 self.slot.set_plan(plan)
         return plan

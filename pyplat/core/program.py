@@ -4,6 +4,7 @@ import threading
 
 from pyplat import cl
 from pyplat.core.object import RefCounted
+from pyplat.runtime.faults import keep_fault_guard_first
 
 # An executable's binary: BINARY_MAGIC + JSON header + "\n" + source + the compiler's package
 # (object code and metadata; may be empty) + sha256 of all of it. Compiled objects and libraries
@@ -74,6 +75,9 @@ class Program(RefCounted):
             self._finish(devices, options, result)
             if result.ok:
                 self.ir_object = None if not self.from_binary else self.ir_object
+            # libclang's crash recovery installs signal handlers with its first index: the
+            # kernel fault handler goes back in front (docs/runtime.md, "Faults in kernels").
+            keep_fault_guard_first()
             return result
 
     def _finish(self, devices, options, result):
@@ -93,6 +97,7 @@ class Program(RefCounted):
             for d in devices:
                 self.status[d] = cl.CL_BUILD_IN_PROGRESS
             result = compiler.compile_object(self.source, options, headers)
+            keep_fault_guard_first()           # (as in build)
             for d in devices:
                 self.status[d] = cl.CL_BUILD_SUCCESS if result.ok else cl.CL_BUILD_ERROR
                 self.log[d] = result.log

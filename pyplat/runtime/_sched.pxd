@@ -165,6 +165,7 @@ cdef struct cmd_t:
     long next_group
     long groups_done
     int on_board
+    long fault                     # kernels: the signal that stopped it (0: none; faults.pxi)
 
 
 # Memory accesses of a command, for the automatic in-order mode: key = id of the root memory
@@ -224,6 +225,7 @@ cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
     int n_acc
     int acc_unknown
     size_t context
+    char name[64]                 # the kernel's name (fault reports)
     # the last launch geometry the Python path validated: request -> result
     size_t geo_device
     int geo_dim

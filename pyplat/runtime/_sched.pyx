@@ -101,6 +101,7 @@ QUEUED, SUBMITTED, RUNNING, COMPLETE = ST_QUEUED, ST_SUBMITTED, ST_RUNNING, ST_C
 # The runtime in parts, one concept each, compiled as one module (so the hot path stays inlined
 # C; pyplat/runtime/sched/*.pxi):
 include "sched/commands.pxi"
+include "sched/faults.pxi"
 include "sched/execution.pxi"
 include "sched/reaping.pxi"
 include "sched/basic_driver.pxi"

@@ -70,39 +70,82 @@ cdef long grab_chunk(cmd_t *c, long workers, long *start) noexcept nogil:
             return size
 
 
-cdef int run_groups(cmd_t *c, long workers) noexcept nogil:
-    """Run chunks of c's work-groups until none is left. 1 if this call ran the last group."""
-    cdef WorkGroupContext ctx = c.geo
-    cdef char *args = c.args
-    cdef char *own = NULL
-    cdef long start = 0, size, i, g, ng0 = c.geo.num_groups[0], ng01 = ng0 * c.geo.num_groups[1]
-    cdef int j, last = 0
-    cdef char *scratch = NULL
+cdef struct chunk_run_t:           # run_groups' state, in memory: read back after a fault
+    cmd_t *c
+    char *args
+    WorkGroupContext ctx               # ctx.group_id: the group being run
+    long workers
+    long start
+    long size                          # the chunk being run (not yet counted as done)
+    int last
+
+
+cdef void run_chunks(void *arg) noexcept nogil:
+    """Run r's chunk and the next ones grabbed until none is left (kernel code: guarded)."""
+    cdef chunk_run_t *r = <chunk_run_t *>arg
+    cdef cmd_t *c = r.c
     cdef work_group_fn fn = <work_group_fn>c.fn
-    size = grab_chunk(c, workers, &start)
-    if size == 0:
+    cdef long i, ng0 = c.geo.num_groups[0], ng1 = c.geo.num_groups[1], ng01 = ng0 * ng1
+    while r.size:
+        for i in range(r.start, r.start + r.size):
+            r.ctx.group_id[0] = i % ng0
+            r.ctx.group_id[1] = (i // ng0) % ng1
+            r.ctx.group_id[2] = i // ng01
+            fn(<void **>r.args, &r.ctx)
+        if pp_add(&c.groups_done, r.size) == c.total:
+            r.last = 1
+        r.size = grab_chunk(c, r.workers, &r.start)
+
+
+cdef long take_all_groups(cmd_t *c) noexcept nogil:
+    """No more chunks for anyone: the number of groups no thread had taken."""
+    cdef long n
+    while True:
+        n = pp_load(&c.next_group)
+        if n >= c.total:
+            return 0
+        if pp_cas(&c.next_group, n, c.total):
+            return c.total - n
+
+
+cdef int run_groups(cmd_t *c, long workers) noexcept nogil:
+    """Run chunks of c's work-groups until none is left. 1 if this call ran the last group. A
+    fault in the kernel (faults.pxi) stops the command: the groups not yet run are counted as
+    done, and c.fault says why."""
+    cdef chunk_run_t r
+    cdef char *own = NULL
+    cdef char *scratch = NULL
+    cdef int j, sig = 0
+    cdef void *addr = NULL
+    cdef const char *name = ""
+    r.c, r.args, r.ctx, r.workers, r.start, r.last = c, c.args, c.geo, workers, 0, 0
+    r.size = grab_chunk(c, workers, &r.start)
+    if r.size == 0:
         return 0
     if c.scratch_size:
         scratch = <char *>thread_scratch(c.scratch_size)
-        ctx.local_mem = scratch
+        r.ctx.local_mem = scratch
         if c.n_patch:                         # local arguments: a private argument block
             own = <char *>pp_aligned(c.args_size)
             memcpy(own, c.args, c.args_size)
             rebase_argv(own, c.n_args, c.args)
             for j in range(c.n_patch):
                 (<uint64_t *>(own + c.patch[j]))[0] += <uint64_t>scratch
-            args = own
-    while size:
-        for i in range(start, start + size):
-            ctx.group_id[0] = i % ng0
-            ctx.group_id[1] = (i // ng0) % c.geo.num_groups[1]
-            ctx.group_id[2] = i // ng01
-            fn(<void **>args, &ctx)
-        if pp_add(&c.groups_done, size) == c.total:
-            last = 1
-        size = grab_chunk(c, workers, &start)
+            r.args = own
+    if pp_run_guarded(run_chunks, &r, &sig, &addr):
+        if pp_cas(&c.fault, 0, sig):           # the first fault reports
+            if c.plan != NULL:
+                name = c.plan.name
+            pp_report_fault(name, sig, addr, <unsigned long long *>r.ctx.group_id)
+        if pp_add(&c.groups_done, r.size + take_all_groups(c)) == c.total:
+            r.last = 1
     free(own)
-    return last
+    return r.last
+
+
+cdef inline int groups_status(cmd_t *c) noexcept nogil:
+    """A kernel command's status once its groups are done."""
+    return ERR_OUT_OF_RESOURCES if pp_load(&c.fault) else ST_COMPLETE
 
 
 cdef int run_payload(cmd_t *c) noexcept nogil:
@@ -116,6 +159,7 @@ cdef int run_payload(cmd_t *c) noexcept nogil:
     elif c.kind == K_NDRANGE:
         if c.total > 0:
             run_groups(c, 1)
+            return groups_status(c)
     elif c.kind == K_NATIVE:
         (<pp_user_fn>c.fn)(c.args)
     elif c.kind == K_PY:

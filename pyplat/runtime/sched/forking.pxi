@@ -41,6 +41,7 @@ cdef void fork_child_native() noexcept nogil:
     global reap_head, reap_holds, reap_count, reaping, pool_respawn
     cdef pool_t *p = process_pool
     cdef int i
+    pp_guard_fork_child()
     pthread_mutex_init(&respawn_lock, NULL)
     pthread_mutex_init(&reap_lock, NULL)
     pthread_cond_init(&reap_cv, NULL)

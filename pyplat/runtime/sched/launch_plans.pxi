@@ -58,6 +58,7 @@ cdef plan_t *plan_derive(plan_t *p, uint32_t index, size_t value, uint64_t size)
     memcpy(c.acc, p.acc, max(1, p.n_acc) * sizeof(access_t))
     c.fn, c.args_size, c.n_args, c.n_cells = p.fn, p.args_size, p.n_args, p.n_cells
     c.n_acc, c.acc_unknown, c.scratch_size, c.context = p.n_acc, p.acc_unknown, p.scratch_size, p.context
+    memcpy(c.name, p.name, sizeof(c.name))
     pthread_mutex_lock(p.hold.lock)
     c.geo_device, c.geo_dim, c.geo_flags, c.geo_empty = p.geo_device, p.geo_dim, p.geo_flags, p.geo_empty
     memcpy(c.geo_in, p.geo_in, sizeof(c.geo_in))
@@ -154,10 +155,11 @@ cdef class LaunchPlan:
     the plan starts holding, released by the reaper once nothing is pending). It also caches the
     last launch geometry the Python path validated, which the native fast path accepts."""
     def __init__(self, size_t fn, bytes block, int n_args, local_cells, size_t scratch_size, retained,
-                 code, accesses, context, value_sizes=()):
+                 code, accesses, context, value_sizes=(), name=""):
         """block: the argument block, whose argv entries (the first n_args 64-bit words) hold
         the offsets of the values in the block (core/kernel.py, Kernel.snapshot); value_sizes:
-        per argument, its size if passed by value, else 0 (n_setarg compares those)."""
+        per argument, its size if passed by value, else 0 (n_setarg compares those); name: the
+        kernel's, for fault reports."""
         cdef plan_t *p = <plan_t *>calloc(1, sizeof(plan_t))
         cdef size_t args_size = len(block)
         cdef int j
@@ -191,6 +193,8 @@ cdef class LaunchPlan:
                 p.acc[j].key, p.acc[j].writes = id(key), bool(writes)
         p.scratch_size = self.scratch_size = scratch_size
         p.context = id(context)
+        encoded = name.encode("utf-8", "replace")[:sizeof(p.name) - 1]
+        memcpy(p.name, <char *>encoded, len(encoded))
         self.retained, self.code, self.context = retained, code, context
 
     def __dealloc__(self):

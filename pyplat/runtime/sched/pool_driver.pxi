@@ -157,7 +157,7 @@ cdef void participate(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
     if run_groups(c, p.nworkers):
         board_remove(p, c)
         c.times[3] = pp_now_ns()
-        cmd_set_status(c, ST_COMPLETE)
+        cmd_set_status(c, groups_status(c))
     elif pp_load(&c.next_group) >= c.total:
         board_remove(p, c)
 
