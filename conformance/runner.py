@@ -60,10 +60,23 @@ def select_env(args):
     C.ok(lib.clGetDeviceIDs(p, C.CL_DEVICE_TYPE_ALL, 0, None, ctypes.byref(n)), "clGetDeviceIDs")
     devs = (C.c_void_p * n.value)()
     C.ok(lib.clGetDeviceIDs(p, C.CL_DEVICE_TYPE_ALL, n.value, devs, None), "clGetDeviceIDs")
-    if args.device >= n.value:
-        raise SystemExit(f"pyplat conformance: the platform has {n.value} device(s), no --device "
-                         f"{args.device}")
-    return Env(lib, p, devs[args.device], quick=args.quick, seed=args.seed, timeout=args.timeout)
+    return Env(lib, p, devs[device_index(lib, devs, args.device)], quick=args.quick, seed=args.seed,
+               timeout=args.timeout)
+
+
+def device_index(lib, devs, wanted):
+    """--device: an index in the platform, or the first device whose name contains the text
+    (case-insensitive)."""
+    names = [C.info(lib.clGetDeviceInfo, d, C.CL_DEVICE_NAME) for d in devs]
+    if str(wanted).isdigit():
+        if int(wanted) < len(devs):
+            return int(wanted)
+        raise SystemExit(f"pyplat conformance: the platform has {len(devs)} device(s), no --device {wanted}")
+    for i, name in enumerate(names):
+        if str(wanted).lower() in name.lower():
+            return i
+    raise SystemExit(f"pyplat conformance: no device name contains {wanted!r} "
+                     f"(devices: {', '.join(repr(n) for n in names)})")
 
 
 def maybe_enable_pyplat(platform_filter):
@@ -286,7 +299,8 @@ def parser():
     p.add_argument("--platform", default=DEFAULT_PLATFORM,
                    help="the first platform whose name contains this (case-insensitive; "
                         "default: %(default)s)")
-    p.add_argument("--device", type=int, default=0, help="device index in the platform (default 0)")
+    p.add_argument("--device", default="0",
+                   help="device: its index in the platform, or a part of its name (default 0)")
     p.add_argument("--quick", action="store_true", help="fewer samples and the quick checks only")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.add_argument("--list", action="store_true", help="list the categories and checks")

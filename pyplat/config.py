@@ -67,6 +67,28 @@ def _shim_switch(text):
     return text != "0"
 
 
+class DeviceClassList(tuple):
+    """Device class names; shown as PYPLAT_DEVICES is written."""
+
+    def __str__(self):
+        return ",".join(self)
+
+
+def _device_classes(text):
+    """'cpu,cpu-separate' -> ('cpu', 'cpu-separate'); a bare number n: n CPU devices. Names are
+    checked against the registry when the platform is made (pyplat/devices/registry.py)."""
+    text = text.strip()
+    if text.isdigit():
+        n = int(text)
+        if n < 1:
+            raise ValueError("is not a positive number of devices")
+        return DeviceClassList(("cpu",) * n)
+    names = DeviceClassList(part.strip().lower() for part in text.split(","))
+    if not names or not all(names) or not all(n.replace("-", "").isalnum() for n in names):
+        raise ValueError("is not a comma list of device classes (e.g. cpu,cpu-separate)")
+    return names
+
+
 def _driver(text):
     name = text.strip().lower()
     aliases = {"pool": "pool", "worker": "pool", "threads": "pool", "basic": "basic"}
@@ -111,9 +133,10 @@ class Knob:
 
 
 KNOBS = {k.name: k for k in (
-    Knob("PYPLAT_DEVICES", _positive_int, "a positive integer", 1, "1",
-         "number of CPU devices of the platform (all share host memory and one worker pool)",
-         "python"),
+    Knob("PYPLAT_DEVICES", _device_classes, "device classes, comma-separated, or a number",
+         DeviceClassList(("cpu",)), "cpu",
+         "the platform's devices: cpu (host memory, the worker pool), cpu-separate (CPU, memory of "
+         "its own); a number n: n cpu devices", "python"),
     Knob("PYPLAT_WORKERS", _positive_int, "a positive integer", _one_per_core, "one per core",
          "worker threads of the pool, also the devices' compute units", "python"),
     Knob("PYPLAT_DRIVER", _driver, "pool or basic", "pool", "pool",

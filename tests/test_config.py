@@ -50,26 +50,26 @@ def test_table_is_well_formed():
 
 
 def test_unset_empty_valid_and_invalid_values(monkeypatch, capsys):
-    monkeypatch.delenv("PYPLAT_DEVICES", raising=False)
-    assert config.value("PYPLAT_DEVICES") == 1
-    assert config.reading("PYPLAT_DEVICES").source == "default"
-    monkeypatch.setenv("PYPLAT_DEVICES", "")
-    assert config.value("PYPLAT_DEVICES") == 1
-    monkeypatch.setenv("PYPLAT_DEVICES", "3")
-    assert config.value("PYPLAT_DEVICES") == 3          # a changed text is parsed again
-    assert config.reading("PYPLAT_DEVICES").source == "environment"
+    monkeypatch.delenv("PYPLAT_IDLE_US", raising=False)
+    assert config.value("PYPLAT_IDLE_US") == 1000.0
+    assert config.reading("PYPLAT_IDLE_US").source == "default"
+    monkeypatch.setenv("PYPLAT_IDLE_US", "")
+    assert config.value("PYPLAT_IDLE_US") == 1000.0
+    monkeypatch.setenv("PYPLAT_IDLE_US", "30")
+    assert config.value("PYPLAT_IDLE_US") == 30.0          # a changed text is parsed again
+    assert config.reading("PYPLAT_IDLE_US").source == "environment"
     assert capsys.readouterr().err == ""
-    monkeypatch.setenv("PYPLAT_DEVICES", "three")
-    assert config.value("PYPLAT_DEVICES") == 1
-    assert config.value("PYPLAT_DEVICES") == 1
+    monkeypatch.setenv("PYPLAT_IDLE_US", "soon")
+    assert config.value("PYPLAT_IDLE_US") == 1000.0
+    assert config.value("PYPLAT_IDLE_US") == 1000.0
     err = capsys.readouterr().err
     # the variable, the value and what is expected; once, not on every read
-    assert err == ("pyplat: PYPLAT_DEVICES='three' is not a positive integer; "
-                   "using the default, 1\n"), err
+    assert err == ("pyplat: PYPLAT_IDLE_US='soon' is not a number of µs; "
+                   "using the default, 1000\n"), err
     with pytest.raises(config.ConfigError) as e:
-        config.check("PYPLAT_DEVICES")
+        config.check("PYPLAT_IDLE_US")
     assert (e.value.name, e.value.text, e.value.expected) == \
-        ("PYPLAT_DEVICES", "three", "a positive integer")
+        ("PYPLAT_IDLE_US", "soon", "a number of µs")
 
 
 @pytest.mark.parametrize("name,text,want", [
@@ -77,6 +77,9 @@ def test_unset_empty_valid_and_invalid_values(monkeypatch, capsys):
     ("PYPLAT_WORKERS", "2.5", None), ("PYPLAT_IDLE_US", "30", 30.0),
     ("PYPLAT_IDLE_US", "0.5", 0.5), ("PYPLAT_IDLE_US", "soon", None),
     ("PYPLAT_IDLE_US", "-1", None), ("PYPLAT_IDLE_US", "inf", None),
+    ("PYPLAT_DEVICES", "3", ("cpu",) * 3), ("PYPLAT_DEVICES", "cpu,cpu-separate", ("cpu", "cpu-separate")),
+    ("PYPLAT_DEVICES", " CPU , cuda", ("cpu", "cuda")), ("PYPLAT_DEVICES", "0", None),
+    ("PYPLAT_DEVICES", "cpu,,cpu", None), ("PYPLAT_DEVICES", "cpu;gpu", None),
     ("PYPLAT_DRIVER", "basic", "basic"), ("PYPLAT_DRIVER", "threads", "pool"),
     ("PYPLAT_DRIVER", "gpu", None), ("PYPLAT_FAST_PATH", "0", False),
     ("PYPLAT_FAST_PATH", "off", False), ("PYPLAT_FAST_PATH", "maybe", None),
@@ -119,7 +122,7 @@ def test_pyplat_config_prints_every_knob(monkeypatch, capsys):
     assert out.err == ""                                # showing a bad value is not using it
     rows = {line.split()[0]: line.split() for line in out.out.splitlines()[1:]}
     assert set(rows) == set(config.KNOBS)
-    assert rows["PYPLAT_DEVICES"][1:3] == ["2", "environment"]
+    assert rows["PYPLAT_DEVICES"][1:3] == ["cpu,cpu", "environment"]
     assert rows["PYPLAT_DRIVER"][1:3] == ["pool", "default"]
     assert rows["PYPLAT_WORKERS"][2] == "invalid" and "'many'" in out.out
     assert cli.main(["config", "PYPLAT_DEVICES"]) == 0

@@ -14,11 +14,19 @@ from pyplat.runtime.driver import get_driver
 
 
 class FakeContext:
+    devices = ()
+
     def retain(self):
         return self
 
     def release(self):
         return False
+
+
+class FakeDevice:
+    """A device for queues made below the API: its driver is the one under test."""
+    def __init__(self, driver):
+        self.driver = driver
 
 
 class Mem:
@@ -45,9 +53,7 @@ class Recorder:
 
 def make_queue(props, driver, monkeypatch, auto="1"):
     monkeypatch.setenv("PYPLAT_INORDER_PARALLEL", auto)
-    q = CommandQueue(FakeContext(), None, props, [])
-    q.driver = driver
-    return q
+    return CommandQueue(FakeContext(), FakeDevice(driver), props, [])
 
 
 DRIVERS = ["pool", "basic"]

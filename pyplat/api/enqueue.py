@@ -15,20 +15,35 @@ from pyplat.api.event import return_event, wait_list
 from pyplat.api.kernel import lookup_kernel
 from pyplat.api.memory import lookup_buffer
 from pyplat.api.queue import lookup_queue
+from pyplat.core import migration
 from pyplat.core.event import Event
 from pyplat.core.kernel import Kernel
 from pyplat.core.queue import HOST, CommandQueue
+from pyplat.devices.spaces import HOST as HOST_SPACE
 
 
 def _submit(queue, command_type, command, num_events, event_list, event, retain=(), blocking=False,
-            barrier=False, accesses=None):
+            barrier=False, accesses=None, needs=(), writes=()):
     """Enqueue a command with the caller's wait list; hand back or drop its event; block if asked.
 
-    `command` is a runtime Command with its payload set, or None (a marker-like no-op)."""
+    `command` is a runtime Command with its payload set, or None (a marker-like no-op). Where the
+    context has devices with memory of their own (core/migration.py): `needs` lists the (piece,
+    space) whose contents the command needs there, brought first, and `writes` the (piece,
+    space) it overwrites (a piece: a buffer, or (buffer, offset, size))."""
     waits = wait_list(num_events, event_list, queue.context)
     if command is None:
         command = queue.new_command()
-    ev = queue.enqueue(command_type, command, waits, retain=retain, barrier=barrier, accesses=accesses)
+    after = []
+    if queue.moves_memory:
+        for piece, space in needs:
+            after += migration.bring(queue, (piece,), space)
+        for piece, space in writes:
+            after += migration.settle((piece,), space)
+    ev = queue.enqueue(command_type, command, waits, retain=retain, barrier=barrier, accesses=accesses,
+                       after=after)
+    if queue.moves_memory:
+        for piece, space in writes:
+            migration.wrote((piece,), space, ev.command)
     if blocking:
         if any(w.status < 0 for w in waits):
             return_event(ev, event)
@@ -54,6 +69,31 @@ def _check_region(buffer, offset, size, ptr_needed=None):
         check(ptr_needed, cl.CL_INVALID_VALUE, "ptr is NULL")
 
 
+def _source(queue, buf, offset, size):
+    """Where a command of `queue` reads [offset, offset + size) of `buf`: (address of the
+    buffer's bytes in a space holding all of that range's current contents, what the command
+    needs brought first). The queue device's space if it holds them, else the host's, else
+    another; if no one space does, the range is gathered in the queue device's."""
+    if not queue.moves_memory:
+        return buf.address, ()
+    piece = (buf, offset, size)
+    space = migration.readable_space(piece, queue.device.memory_space)
+    if space is None:
+        space = queue.device.memory_space
+        return migration.address_in(buf, space), ((piece, space),)
+    return migration.address_in(buf, space), ()
+
+
+def _target(queue, buf, offset, size):
+    """Where a command of `queue` overwrites [offset, offset + size) of `buf`: (address of the
+    buffer's bytes in the queue device's space, the write to record). No transfer is needed:
+    the range is overwritten, and becomes current only there."""
+    if not queue.moves_memory:
+        return buf.address, ()
+    space = queue.device.memory_space
+    return migration.address_in(buf, space), (((buf, offset, size), space),)
+
+
 def _host_may(buffer, forbidden, what):
     check(not buffer.flags & forbidden, cl.CL_INVALID_OPERATION, f"the buffer's flags forbid host {what}")
 
@@ -68,9 +108,10 @@ def clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr,
     _check_region(buf, offset, size, ptr)
     _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
     command = queue.new_command()
-    command.set_copy(ptr, buf.address + offset, size)
+    at, needs = _source(queue, buf, offset, size)
+    command.set_copy(ptr, at + offset, size)
     _submit(queue, cl.CL_COMMAND_READ_BUFFER, command, num_events_in_wait_list, event_wait_list, event,
-            (buf,), blocking_read, accesses=((buf, False), (HOST, True)))
+            (buf,), blocking_read, accesses=((buf, False), (HOST, True)), needs=needs)
 
 
 @entry
@@ -81,9 +122,10 @@ def clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, pt
     _check_region(buf, offset, size, ptr)
     _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
     command = queue.new_command()
-    command.set_copy(buf.address + offset, ptr, size)
+    at, writes = _target(queue, buf, offset, size)
+    command.set_copy(at + offset, ptr, size)
     _submit(queue, cl.CL_COMMAND_WRITE_BUFFER, command, num_events_in_wait_list, event_wait_list, event,
-            (buf,), blocking_write, accesses=((buf, True), (HOST, False)))
+            (buf,), blocking_write, accesses=((buf, True), (HOST, False)), writes=writes)
 
 
 def _overlap(a, a_off, b, b_off, size):
@@ -100,9 +142,11 @@ def clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_o
     check(not _overlap(src, src_offset, dst, dst_offset, size), cl.CL_MEM_COPY_OVERLAP,
           "source and destination regions overlap")
     command = queue.new_command()
-    command.set_copy(dst.address + dst_offset, src.address + src_offset, size)
+    src_at, needs = _source(queue, src, src_offset, size)
+    dst_at, writes = _target(queue, dst, dst_offset, size)
+    command.set_copy(dst_at + dst_offset, src_at + src_offset, size)
     _submit(queue, cl.CL_COMMAND_COPY_BUFFER, command, num_events_in_wait_list, event_wait_list, event,
-            (src, dst), accesses=((src, False), (dst, True)))
+            (src, dst), accesses=((src, False), (dst, True)), needs=needs, writes=writes)
 
 
 @entry
@@ -117,9 +161,10 @@ def clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, si
           "offset and size must be multiples of pattern_size")
     _check_region(buf, offset, size)
     command = queue.new_command()
-    command.set_fill(buf.address + offset, ctypes.string_at(pattern, pattern_size), size)
+    at, writes = _target(queue, buf, offset, size)
+    command.set_fill(at + offset, ctypes.string_at(pattern, pattern_size), size)
     _submit(queue, cl.CL_COMMAND_FILL_BUFFER, command, num_events_in_wait_list, event_wait_list, event,
-            (buf,), accesses=((buf, True),))
+            (buf,), accesses=((buf, True),), writes=writes)
 
 
 # --- rectangular transfers -------------------------------------------------------------------
@@ -192,17 +237,25 @@ def _rect_transfer(command_queue, buffer, blocking, buffer_origin, host_origin, 
     b_off, r, b_row, b_slice, b_end = _rect(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch)
     h_off, _, h_row, h_slice, _ = _rect(host_origin, region, host_row_pitch, host_slice_pitch)
     check(b_end <= buf.size, cl.CL_INVALID_VALUE, "the region reaches beyond the buffer")
+    # A rectangle reads or writes part of the range it spans: for a write, the rest of that range
+    # must be current where it writes, so it is brought there like a read's.
+    at, needs = _source(queue, buf, b_off, b_end - b_off)
+    if not to_host and queue.moves_memory:
+        space = queue.device.memory_space
+        at = migration.address_in(buf, space)
+        needs = (((buf, b_off, b_end - b_off), space),)
     if to_host:
         _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
-        command = _copy_rect(queue, ptr + h_off, h_row, h_slice, buf.address + b_off, b_row, b_slice, r)
+        command = _copy_rect(queue, ptr + h_off, h_row, h_slice, at + b_off, b_row, b_slice, r)
         kind = cl.CL_COMMAND_READ_BUFFER_RECT
-        accesses = ((buf, False), (HOST, True))
+        accesses, written = ((buf, False), (HOST, True)), ()
     else:
         _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
-        command = _copy_rect(queue, buf.address + b_off, b_row, b_slice, ptr + h_off, h_row, h_slice, r)
+        command = _copy_rect(queue, at + b_off, b_row, b_slice, ptr + h_off, h_row, h_slice, r)
         kind = cl.CL_COMMAND_WRITE_BUFFER_RECT
-        accesses = ((buf, True), (HOST, False))
-    _submit(queue, kind, command, num_events, event_list, event, (buf,), blocking, accesses=accesses)
+        accesses, written = ((buf, True), (HOST, False)), (buf,)
+    _submit(queue, kind, command, num_events, event_list, event, (buf,), blocking, accesses=accesses,
+            needs=needs, writes=[(piece, space) for piece, space in needs] if written else ())
 
 
 @entry
@@ -237,13 +290,21 @@ def clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, d
               "copies within one buffer need equal pitches")
     check(not _rects_overlap(src.address + s_off, s_row, s_slice, dst.address + d_off, d_row, d_slice, r),
           cl.CL_MEM_COPY_OVERLAP, "source and destination rectangles share bytes")
+    src_at, needs = _source(queue, src, s_off, s_end - s_off)
+    dst_at, dst_piece = dst.address, ()
+    if queue.moves_memory:                # (the rest of the spanned range: as in _rect_transfer)
+        space = queue.device.memory_space
+        dst_at, dst_piece = migration.address_in(dst, space), (((dst, d_off, d_end - d_off), space),)
     _submit(queue, cl.CL_COMMAND_COPY_BUFFER_RECT,
-            _copy_rect(queue, dst.address + d_off, d_row, d_slice, src.address + s_off, s_row, s_slice, r),
-            num_events_in_wait_list, event_wait_list, event, (src, dst), accesses=((src, False), (dst, True)))
+            _copy_rect(queue, dst_at + d_off, d_row, d_slice, src_at + s_off, s_row, s_slice, r),
+            num_events_in_wait_list, event_wait_list, event, (src, dst), accesses=((src, False), (dst, True)),
+            needs=tuple(needs) + dst_piece, writes=dst_piece)
 
 
 # --- mapping ----------------------------------------------------------------------------------
-# A CPU buffer is host memory: mapping hands out its address and moves no data.
+# A mapped pointer is host memory: the buffer's own bytes (or the CL_MEM_USE_HOST_PTR memory). For
+# a device sharing the host's memory nothing moves; a buffer whose contents are elsewhere is brought
+# to the host first, and a map for writing leaves the host's copy the only current one.
 
 MAP_FLAGS = cl.CL_MAP_READ | cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION
 
@@ -266,8 +327,12 @@ def clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, s
           "the region overlaps a mapping (of this buffer, its parent or a sub-buffer) that is not unmapped, "
           "and one of the two maps for writing")
     try:
+        piece = ((buf, offset, size), HOST_SPACE)
+        writes = map_flags & (cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION)
         _submit(queue, cl.CL_COMMAND_MAP_BUFFER, None, num_events_in_wait_list, event_wait_list, event,
-                (buf,), blocking_map, accesses=((buf, True), (HOST, True)))
+                (buf,), blocking_map, accesses=((buf, True), (HOST, True)),
+                needs=() if map_flags & cl.CL_MAP_WRITE_INVALIDATE_REGION else (piece,),
+                writes=(piece,) if writes else ())
     except BaseException:
         buf.drop_mapping(mapping)          # no pointer returned: nothing to unmap
         raise
@@ -305,9 +370,14 @@ def clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flag
     check(not flags & ~(cl.CL_MIGRATE_MEM_OBJECT_HOST | cl.CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED),
           cl.CL_INVALID_VALUE, "unknown migration flags")
     buffers = [_buffer_of(queue, h) for h in (ctypes.c_size_t * num_mem_objects).from_address(mem_objects)]
-    # One address space for host and CPU devices: nothing moves.
+    # To the host, or to the queue's device (for devices sharing the host's memory: nothing
+    # moves). Contents undefined: nothing is copied, the target's copy becomes the current one.
+    undefined = flags & cl.CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED
+    target = HOST_SPACE if flags & cl.CL_MIGRATE_MEM_OBJECT_HOST else queue.device.memory_space
+    pieces = [(b, target) for b in buffers]
     _submit(queue, cl.CL_COMMAND_MIGRATE_MEM_OBJECTS, None, num_events_in_wait_list, event_wait_list, event,
-            buffers, accesses=[(b, False) for b in buffers])
+            buffers, accesses=[(b, bool(undefined)) for b in buffers], needs=() if undefined else pieces,
+            writes=pieces if undefined else ())
 
 
 # --- markers and barriers ------------------------------------------------------------------------
@@ -375,8 +445,8 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
     hold the references native events need, so that it may answer now (and next time). True if
     anything changed. A request the checks refuse is left to clEnqueueNDRangeKernel, which reports it."""
     queue, k = handles.peek(command_queue), handles.peek(kernel)
-    if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel):
-        return False
+    if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel) or queue.moves_memory:
+        return False                 # (the fast path leaves memory moves to the Python path)
     primed = False
     plan = k.current_plan()
     if plan is None or not plan.knows_geometry(queue.device, work_dim, global_work_size, local_work_size or 0):
@@ -410,7 +480,16 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
     k = lookup_kernel(kernel)
     plan = _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, local_work_size)
     waits = wait_list(num_events_in_wait_list, event_wait_list, queue.context)
-    ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits)
+    if not queue.moves_memory:
+        ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits)
+        return_event(ev, event)
+        return
+    space = queue.device.memory_space
+    written = k.memory_args(written=True)
+    after = migration.bring(queue, k.memory_args(), space) + migration.settle(written, space)
+    ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits,
+                      after=after)
+    migration.wrote(written, space, ev.command)
     return_event(ev, event)
 
 
@@ -442,7 +521,7 @@ def _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, l
             k.geometry_cache.clear()
         k.geometry_cache[key] = geometry
     global_size, local, offset, empty = geometry
-    plan = k.plan()
+    plan = k.plan(device.memory_space)
     if plan.scratch_size > device.local_mem_size:
         raise CLError(cl.CL_OUT_OF_RESOURCES, f"kernel needs {plan.scratch_size} bytes of local memory, "
                       f"the device has {device.local_mem_size}")
@@ -492,7 +571,8 @@ def clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_lis
 def clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc,
                           num_events_in_wait_list, event_wait_list, event):
     """Calls user_func(copy of args) on the device, natively; memory objects in the copy are
-    replaced by their addresses (CPU devices share the host's address space)."""
+    replaced by their host addresses (brought to the host first where a device has memory of its
+    own; the function may write any of them)."""
     queue = lookup_queue(command_queue)
     check(queue.device.execution_capabilities & cl.CL_EXEC_NATIVE_KERNEL, cl.CL_INVALID_OPERATION,
           "the device does not execute native kernels")
@@ -515,5 +595,6 @@ def clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objec
         block[at:at + 8] = buf.address.to_bytes(8, "little")
     command = queue.new_command()
     command.set_native_kernel(user_func, bytes(block))
+    pieces = [(b, HOST_SPACE) for b in buffers]
     _submit(queue, cl.CL_COMMAND_NATIVE_KERNEL, command, num_events_in_wait_list, event_wait_list, event,
-            buffers)
+            buffers, needs=pieces, writes=pieces)

@@ -1,8 +1,10 @@
 """Kernels: argument values as set by clSetKernelArg, and their snapshot for a launch."""
 import struct
 
+from pyplat.core import migration
 from pyplat.core.object import RefCounted
 from pyplat.core.queue import STDOUT, Retained, merged_accesses
+from pyplat.devices.spaces import HOST as HOST_SPACE
 from pyplat.runtime.graph import LaunchPlan
 
 
@@ -58,6 +60,9 @@ class Kernel(RefCounted):
             self.shape = program.launch_shapes[info.name] = LaunchShape(info)
         self.geometry_cache = self.shape.geometries   # validated launch sizes (api/enqueue.py)
         self._plan = None             # launch plan for the current argument values (see plan())
+        self._space_plans = {}        # the same for devices with memory of their own, per space
+        # The fast path launches with host addresses and moves no memory: not in such contexts.
+        self._fast = not migration.context_moves_memory(program.context)
         self.slot = new_slot() if new_slot is not None else None   # the plan as the fast path sees it
 
     def set_arg(self, index, value):
@@ -66,7 +71,7 @@ class Kernel(RefCounted):
         before each launch."""
         self._sync()
         old, self.args[index] = self.args[index], value
-        if self._plan is not None and not _same_arg(old, value):
+        if (self._plan is not None or self._space_plans) and not _same_arg(old, value):
             self.drop_plan()
 
     def _sync(self):
@@ -77,6 +82,7 @@ class Kernel(RefCounted):
             derived = self.slot.derived(self._plan)
             if derived is not None:
                 self._plan, values = derived
+                self._space_plans = {}
                 for index, value in values.items():
                     self.args[index] = ("value", value)
 
@@ -100,6 +106,7 @@ class Kernel(RefCounted):
     def drop_plan(self):
         self._sync()
         self._plan = None
+        self._space_plans = {}
         if self.slot is not None:
             self.slot.set_plan(None)
 
@@ -109,35 +116,44 @@ class Kernel(RefCounted):
         other.args = list(self.args)
         return other
 
-    def plan(self):
+    def memory_args(self, written=False):
+        """The buffers set as arguments (those the kernel may write, if `written`)."""
+        return [value for (kind, value), w in zip(self.args, self.shape.written)
+                if kind == "mem" and value is not None and (w or not written)]
+
+    def plan(self, space=HOST_SPACE):
         """The runtime's LaunchPlan for the current argument values, built once per change of the
         arguments (clSetKernelArg): the argument block and its local-pointer cells, the code,
         the merged memory accesses for the in-order queue's ordering, and what stays alive while
         launches are pending (the buffers and the program). The runtime copies the block into
         each command, so one snapshot serves every launch; its native fast path of
-        clEnqueueNDRangeKernel reads this plan too (through self.slot)."""
+        clEnqueueNDRangeKernel reads this plan too (through self.slot). For a device with memory
+        of its own (`space`), a plan of its own: the block holds the buffers' addresses there."""
         self._sync()
-        plan = self._plan
+        plan = self._plan if space.shares_host else self._space_plans.get(space)
         if plan is None:
             local_size = self.local_args_size()
             static_local = self.info.local_mem_size
             base = (static_local + 127) & ~127
-            block, local_cells, buffers = self.snapshot(base)
+            block, local_cells, buffers = self.snapshot(base, space)
             accesses = tuple((v, written) for (kind, v), written in zip(self.args, self.shape.written)
                              if kind == "mem" and v is not None)
             if getattr(self.info, "prints", True):     # printf output keeps the queue's order
                 accesses += ((STDOUT, True),)
             scratch_size = (base if local_size else static_local) + local_size
-            plan = self._plan = LaunchPlan(self.info.address, block, len(self.args), local_cells,
-                                           scratch_size, Retained([self.program] + buffers),
-                                           self.program.result, merged_accesses(accesses),
-                                           self.program.context, self.shape.value_sizes,
-                                           self.name)
-            if self.slot is not None:
+            plan = LaunchPlan(self.info.address, block, len(self.args), local_cells,
+                              scratch_size, Retained([self.program] + buffers),
+                              self.program.result, merged_accesses(accesses),
+                              self.program.context, self.shape.value_sizes, self.name)
+            if not space.shares_host:
+                self._space_plans[space] = plan
+                return plan
+            self._plan = plan
+            if self.slot is not None and self._fast:
                 self.slot.set_plan(plan)
         return plan
 
-    def snapshot(self, local_scratch_base):
+    def snapshot(self, local_scratch_base, space=HOST_SPACE):
         """Arguments as the work-group function reads them: (block, local cells, buffers).
 
         The block starts with argv, one 64-bit entry per argument: the offset of its value in
@@ -156,7 +172,7 @@ class Kernel(RefCounted):
         for cell, (kind, value) in zip(shape.cells, self.args):
             if kind == "mem":
                 if value is not None:
-                    _pack_address(block, cell, value.address)
+                    _pack_address(block, cell, migration.address_in(value, space))
                     buffers.append(value)
             elif kind == "local":
                 _pack_address(block, cell, local_offset)

@@ -3,20 +3,10 @@ aligned for vector loads, and mapping it costs nothing."""
 import ctypes
 import threading
 
-import numpy as np
-
 from pyplat import cl
 from pyplat.core.object import RefCounted
+from pyplat.devices.spaces import ALIGNMENT, aligned_allocation  # noqa: F401  (ALIGNMENT: api)
 from pyplat.runtime.graph import reap
-
-ALIGNMENT = 128   # bytes; reported as CL_DEVICE_MEM_BASE_ADDR_ALIGN (in bits)
-
-
-def aligned_allocation(size):
-    """Zeroed host memory of `size` bytes aligned to ALIGNMENT: (owner, address)."""
-    owner = np.zeros(size + ALIGNMENT, dtype=np.uint8)
-    base = owner.ctypes.data
-    return owner, base + (-base % ALIGNMENT)
 
 
 class Mapping:

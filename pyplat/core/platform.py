@@ -1,8 +1,8 @@
 """The one PyPlat platform and its devices.
 
 ``get_platform()`` creates it on first use (thread-safe) and returns the same object afterwards.
-The number of CPU devices comes from ``PYPLAT_DEVICES`` (default 1); they all share the host's
-memory, so a buffer moves between them for free.
+Its devices come from ``PYPLAT_DEVICES``: a list of device classes (pyplat/devices/registry.py),
+default one CPU device; a bare number n means n CPU devices.
 """
 import threading
 import time
@@ -10,6 +10,7 @@ import time
 import pyplat
 from pyplat import config
 from pyplat.core.device import Device
+from pyplat.devices.registry import devices_for
 from pyplat.core.object import RefCounted
 
 
@@ -38,11 +39,13 @@ class Platform(RefCounted):
         ("cl_khr_int64_extended_atomics", (1, 0, 0)),
     )
 
-    def __init__(self, n_devices=None):
+    def __init__(self, device_classes=None):
+        """device_classes: a list of device class names (default: PYPLAT_DEVICES)."""
         super().__init__()
-        if n_devices is None:
-            n_devices = config.value("PYPLAT_DEVICES")
-        self.devices = [Device(self, i) for i in range(n_devices)]
+        if device_classes is None:
+            device_classes = config.value("PYPLAT_DEVICES")
+        self.devices = [Device(self, i, cls, index)
+                        for i, (cls, index) in enumerate(devices_for(device_classes))]
 
     @property
     def extensions(self):

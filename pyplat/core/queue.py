@@ -18,9 +18,9 @@ command fails").
 import threading
 
 from pyplat import cl, config
+from pyplat.core import migration
 from pyplat.core.event import Event
 from pyplat.core.object import RefCounted
-from pyplat.runtime.driver import default_driver
 from pyplat.runtime.graph import (ORDER_AUTO, ORDER_OUT_OF_ORDER, ORDER_SERIAL, Command, QueueCore,
                                   QueueTracker, launch_kernel, set_hold_hooks)
 
@@ -91,7 +91,10 @@ class CommandQueue(RefCounted):
         # (profiling timestamps would show commands overlapping: a profiling queue is serial)
         self.auto_parallel = (not self.out_of_order and not self.profiling
                               and config.value("PYPLAT_INORDER_PARALLEL"))
-        self.driver = default_driver()
+        self.driver = device.driver             # each device class brings its driver
+        # Some device of the context has memory of its own: commands may need transfers first
+        # (core/migration.py).
+        self.moves_memory = migration.context_moves_memory(context)
         self.tracker = QueueTracker()
         mode = (ORDER_OUT_OF_ORDER if self.out_of_order else ORDER_AUTO if self.auto_parallel
                 else ORDER_SERIAL)
@@ -102,16 +105,20 @@ class CommandQueue(RefCounted):
     def new_command(self, name=""):
         return Command(0, self.driver, name)
 
-    def enqueue(self, command_type, command, wait_events=(), retain=(), barrier=False, accesses=None):
+    def enqueue(self, command_type, command, wait_events=(), retain=(), barrier=False, accesses=None,
+                after=()):
         """Add a command (payload set); returns its Event (owned by the caller: one reference).
 
         `retain` lists objects kept alive until it finishes. `accesses`: (memory object, writes)
         pairs, or None when unknown. A barrier (or a marker with an empty wait list) waits for
-        every earlier command of the queue.
+        every earlier command of the queue. `after`: runtime commands it waits for too (the
+        transfers of core/migration.py).
         """
         event = Event(self.context, self, command_type, command)
         for dependency in wait_events:
             command.add_dependency(dependency.command)
+        for dependency in after:
+            command.add_dependency(dependency)
         if retain:
             kept = Retained(retain)
             kept.retain()
@@ -120,11 +127,12 @@ class CommandQueue(RefCounted):
         self.core.submit(command)
         return event
 
-    def launch(self, plan, work_dim, global_size, local_size, offset, wait_events):
+    def launch(self, plan, work_dim, global_size, local_size, offset, wait_events, after=()):
         """A kernel launch whose geometry the caller validated and gave to the plan
-        (plan.remember_geometry); the same path as the native fast path."""
+        (plan.remember_geometry); the same path as the native fast path. `after`: as in
+        enqueue."""
         command = launch_kernel(self.core, plan, self.device, work_dim, global_size, local_size, offset,
-                                [e.command for e in wait_events])
+                                [e.command for e in wait_events] + list(after))
         return Event(self.context, self, cl.CL_COMMAND_NDRANGE_KERNEL, command)
 
     def hold_native_events(self):

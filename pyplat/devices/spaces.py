@@ -1,0 +1,46 @@
+"""Memory spaces: where a device's buffers live (docs/devices.md, "Memory").
+
+Every device declares its space. CPU devices share the host's (`HOST`): a buffer's bytes are
+the host memory the program maps, and nothing ever moves. A device with its own memory has a
+space of its own: a buffer gets an allocation there when a command on that device first uses it,
+and the core (core/migration.py) makes transfers, as commands in the event graph, when a command
+needs the contents where they are not.
+
+A space says how to allocate and free, and how to set a transfer command's payload between two
+addresses of spaces it can reach. Spaces of the CPU device classes are all host-addressable, so
+their transfers are the runtime's copy commands.
+"""
+import numpy as np
+
+ALIGNMENT = 128   # bytes; reported as CL_DEVICE_MEM_BASE_ADDR_ALIGN (in bits)
+
+
+def aligned_allocation(size):
+    """Zeroed host memory of `size` bytes aligned to ALIGNMENT: (owner, address)."""
+    owner = np.zeros(size + ALIGNMENT, dtype=np.uint8)
+    base = owner.ctypes.data
+    return owner, base + (-base % ALIGNMENT)
+
+
+class MemorySpace:
+    """A space of host-addressable memory. `shares_host`: its addresses are the host's buffers
+    themselves (the host space); otherwise a buffer has an allocation of its own here."""
+
+    def __init__(self, name, shares_host=False):
+        self.name = name
+        self.shares_host = shares_host
+
+    def allocate(self, size):
+        """(owner, address) of `size` zeroed bytes; dropping the owner frees them."""
+        return aligned_allocation(size)
+
+    def set_transfer(self, command, dst_address, src_address, size):
+        """Make `command` copy `size` bytes between two addresses (this space and another one
+        this space can reach)."""
+        command.set_copy(dst_address, src_address, size)
+
+    def __repr__(self):
+        return f"<MemorySpace {self.name}>"
+
+
+HOST = MemorySpace("host", shares_host=True)
