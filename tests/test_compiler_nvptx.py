@@ -289,7 +289,7 @@ def test_user_errors_and_bad_options_are_reported_as_on_the_cpu():
 
 def test_target_names_an_architecture():
     assert nvptx_target("sm_80") == nvptx_target("sm_80") != nvptx_target("sm_90")
-    for bad in ("sm90", "compute_90", "", None, "sm_9"):
+    for bad in ("sm90", "compute_90", "", None, "sm_9", "sm_60", "sm_80a"):
         with pytest.raises(ValueError):
             nvptx_target(bad)
     assert ".target sm_80" in ptx_of(VADD, target=nvptx_target("sm_80")).ptx
@@ -326,3 +326,24 @@ def test_ptxas_assembles_the_ptx(name, src, options, tmp_path):
     p = subprocess.run([ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / (name + ".cubin"))],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+
+
+def test_generated_programs_build_and_assemble(tmp_path):
+    """Valid programs of the differential generator (tests/difftest: every operator, vector
+    type, conversion and many builtins) build for NVPTX, and ptxas accepts the PTX."""
+    import random
+    from difftest import generator, runner
+    rng = random.Random(14)
+    ptxas = _ptxas()
+    for i in range(8):
+        src, header = runner.batch_source([generator.generate(rng.randrange(1 << 30), "p_")])
+        (tmp_path / runner.HEADER).write_text(header if isinstance(header, str) else "\n".join(header))
+        r = build(src, "-I " + str(tmp_path), use_cache=False, target=SM90)
+        assert r.ok, r.log
+        assert_device_only(r.ptx)
+        if ptxas:
+            path = tmp_path / ("p%d.ptx" % i)
+            path.write_text(r.ptx)
+            p = subprocess.run([ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / "p.cubin")],
+                               capture_output=True, text=True)
+            assert p.returncode == 0, p.stderr

@@ -25,7 +25,9 @@ LAUNCH_RECORD_SIZE = nvptx_entry.LAUNCH_RECORD_SIZE
 LOCAL_ARG_ALIGN = nvptx_entry.LOCAL_ARG_ALIGN
 shared_layout = nvptx_entry.shared_layout
 
-_ARCH = re.compile(r"sm_[1-9][0-9]{1,2}[af]?$")
+_ARCH = re.compile(r"sm_([1-9][0-9]{1,2})[af]?$")
+OLDEST_ARCH = 70        # Volta: the memory model the lowering's fences and atomics are written for
+_known = {}             # arch -> whether LLVM knows it
 
 
 class NvptxTarget:
@@ -67,7 +69,14 @@ class NvptxTarget:
 
 
 def nvptx_target(arch="sm_90"):
-    """The NVPTX target for GPU architecture `arch` (`sm_70`, `sm_90`, `sm_90a`...)."""
-    if not isinstance(arch, str) or not _ARCH.match(arch):
-        raise ValueError("not a GPU architecture: %r (expected sm_XX, e.g. sm_90)" % (arch,))
+    """The NVPTX target for GPU architecture `arch` (`sm_70` ... `sm_90`, `sm_90a`, `sm_120`...:
+    sm_70 or newer, and known to LLVM); ValueError otherwise."""
+    m = _ARCH.match(arch) if isinstance(arch, str) else None
+    if m is None or int(m.group(1)) < OLDEST_ARCH:
+        raise ValueError("not a supported GPU architecture: %r (expected sm_XX with XX >= %d, e.g. "
+                         "sm_90)" % (arch, OLDEST_ARCH))
+    if arch not in _known:
+        _known[arch] = nvptx_codegen.ptx_version(arch) >= (6, 0)    # sm_70 needs PTX 6.0
+    if not _known[arch]:
+        raise ValueError("LLVM %s does not know GPU architecture %r" % (nvptx_codegen.llvm_version(), arch))
     return NvptxTarget(arch)

@@ -26,6 +26,20 @@ def _init():
     return _ready[0]
 
 
+def llvm_version():
+    return ".".join(map(str, llvm.llvm_version_info))
+
+
+def ptx_version(arch):
+    """The PTX ISA version LLVM emits for GPU architecture arch ((major, minor)); an
+    architecture LLVM does not know gets its oldest (3.2), after a warning on stderr."""
+    with jit._lock:
+        tm = _init().create_target_machine(cpu=arch)
+        text = tm.emit_assembly(llvm.parse_assembly('target triple = "%s"\n' % TRIPLE))
+    major, minor = text.split(".version", 1)[1].split()[0].split(".")
+    return int(major), int(minor)
+
+
 def ptx(ir_text, arch, opt_level, entries):
     """PTX text of module ir_text for GPU architecture arch (`sm_90`); entries: the kernels'
     entry names (kept external). Raises CompileError for what the device cannot run."""
