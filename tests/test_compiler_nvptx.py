@@ -189,6 +189,16 @@ def test_local_pointer_arguments_are_offsets_into_dynamic_shared_memory():
     assert nvptx.shared_layout([]) == ([], 0)
 
 
+def test_launch_record_and_dimensions():
+    import struct
+    rec = nvptx.launch_record(2, (64, 32), (5, 6))
+    assert len(rec) == nvptx.LAUNCH_RECORD_SIZE == 56
+    assert struct.unpack("<7Q", rec) == (2, 64, 32, 1, 5, 6, 0)
+    assert struct.unpack("<7Q", nvptx.launch_record(1, [100])) == (1, 100, 1, 1, 0, 0, 0)
+    assert nvptx.launch_dimensions(2, (64, 32), (16, 8)) == ((4, 4, 1), (16, 8, 1))
+    assert nvptx.launch_dimensions(3, (8, 4, 2), (4, 2, 1)) == ((2, 2, 2), (4, 2, 1))
+
+
 def test_by_value_arguments_are_their_bytes():
     src = """typedef struct { float a; int b; double c; } S;
     __kernel void k(__global float *o, S s, float4 v, char c) { o[0] = s.a + s.b + s.c + v.w + c; }"""

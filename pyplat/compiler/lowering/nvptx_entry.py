@@ -16,6 +16,8 @@ Parameter forms (the launch ABI the CUDA device class is written against):
 * last: the launch record, `.param .align 8 .b8 [56]`: seven little-endian uint64, `work_dim,
   global_size[3], global_offset[3]`.
 """
+import struct
+
 from llvmlite import ir
 
 from .. import abi
@@ -53,6 +55,22 @@ def shared_layout(local_arg_sizes):
         offsets.append(end)
         end += int(size)
     return offsets, end
+
+
+def launch_record(work_dim, global_size, global_offset=None):
+    """The launch record's 56 bytes for an NDRange of work_dim dimensions (sizes and offsets
+    given for those dimensions; the others are 1 and 0)."""
+    sizes = list(global_size)[:work_dim] + [1] * (3 - work_dim)
+    offsets = list(global_offset or [])[:work_dim]
+    offsets += [0] * (3 - len(offsets))
+    return struct.pack("<7Q", work_dim, *sizes, *offsets)
+
+
+def launch_dimensions(work_dim, global_size, local_size):
+    """(gridDim, blockDim) as 3-tuples for cuLaunchKernel: one block per work-group."""
+    block = list(local_size)[:work_dim] + [1] * (3 - work_dim)
+    grid = [g // l for g, l in zip(list(global_size)[:work_dim], block)] + [1] * (3 - work_dim)
+    return tuple(grid), tuple(block)
 
 
 def param_types(k):

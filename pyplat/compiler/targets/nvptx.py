@@ -24,6 +24,8 @@ LAUNCH_FIELDS = nvptx_entry.LAUNCH_FIELDS
 LAUNCH_RECORD_SIZE = nvptx_entry.LAUNCH_RECORD_SIZE
 LOCAL_ARG_ALIGN = nvptx_entry.LOCAL_ARG_ALIGN
 shared_layout = nvptx_entry.shared_layout
+launch_record = nvptx_entry.launch_record
+launch_dimensions = nvptx_entry.launch_dimensions
 
 _ARCH = re.compile(r"sm_([1-9][0-9]{1,2})[af]?$")
 OLDEST_ARCH = 70        # Volta: the memory model the lowering's fences and atomics are written for
