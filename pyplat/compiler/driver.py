@@ -90,9 +90,11 @@ def _internal_error(e):
     return "%s:0:0: error: internal compiler error: %s\n" % (SOURCE_NAME, describe(e))
 
 
-def build(source, options="", *, use_cache=True):
+def build(source, options="", *, use_cache=True, target=None):
     """Compile an OpenCL C program; never raises for bad user code. Served from the on-disk
-    cache (cache.py) when an entry for the same source, options and environment exists."""
+    cache (cache.py) when an entry for the same source, options, target and environment exists.
+    target: None for the host CPU (native code, JIT), else a code-generation target such as
+    targets.nvptx.nvptx_target("sm_90") (its results carry the target's code, e.g. `ptx`)."""
     t0 = time.perf_counter()
     try:
         opts = _options.parse(options)
@@ -100,11 +102,13 @@ def build(source, options="", *, use_cache=True):
         return BuildResult(False, "error: %s\n" % e, invalid_options=True)
     k = origin = None
     try:
-        origin = cache.key(source, options or "", HEADER)     # the identity the package carries
+        # the identity the package carries; another target's programs are other entries
+        origin = cache.key(source, (options or "") + ("" if target is None else "\n--target=" + target.name),
+                           HEADER)
         k = origin if use_cache else None
         hit = cache.load(k) if k else None                     # verified: checksum, origin, env
         if hit is not None:
-            r = from_package_parts(*hit)
+            r = from_package_parts(*hit) if target is None else target.from_package_parts(*hit)
             r.timings = {"cached": True, "total": time.perf_counter() - t0}
             r.cache_key = k
             return r
@@ -112,7 +116,7 @@ def build(source, options="", *, use_cache=True):
         if debugging():
             raise
     try:
-        r = limits.run_deep(_build, source, opts, t0, origin)     # (deep recursion: limits.py)
+        r = limits.run_deep(_build, source, opts, t0, origin, target)   # (deep recursion: limits.py)
         if r.ok and k is not None:
             cache.store(k, r.package)
             r.cache_key = k
@@ -126,19 +130,23 @@ def build(source, options="", *, use_cache=True):
         return BuildResult(False, _error_line(err) + "\n" if err else _internal_error(e))
 
 
-def _build(source, opts, t0, origin=None):
-    parsed = _compile_unit(source, opts, t0)
+def _build(source, opts, t0, origin=None, target=None):
+    parsed = _compile_unit(source, opts, t0, target=target)
     if isinstance(parsed, BuildResult):
         return parsed
     ir_text, meta, tu_info = parsed
     ir_text = builtin_library.link(ir_text, _compile_unit)    # kernels/builtins/*.cl it calls
     t_gen = time.perf_counter()
-    obj = native_object(ir_text, opts.opt_level, meta["regions"])
-    t_jit = time.perf_counter()
     pmeta = {"log": meta["log"], "kernels": meta["kernels"], "origin": origin,
              "includes": cache.include_hashes(tu_info["includes"] + [HEADER])}
-    r = from_package_parts(pmeta, obj)       # (also packs it: r.package)
-    r.timings = dict(tu_info["timings"], llvm=t_jit - t_gen, total=time.perf_counter() - t0)
+    if target is None:
+        code = native_object(ir_text, opts.opt_level, meta["regions"])
+        t_code = time.perf_counter()
+        r = from_package_parts(pmeta, code)       # (also packs it: r.package)
+    else:
+        r = target.program(ir_text, opts.opt_level, pmeta)
+        t_code = time.perf_counter()
+    r.timings = dict(tu_info["timings"], llvm=t_code - t_gen, total=time.perf_counter() - t0)
     r.llvm_ir = ir_text
     return r
 
@@ -179,11 +187,12 @@ def compile_object(source, options="", headers=None):
         return ObjectResult(False, _error_line(err) + "\n" if err else _internal_error(e))
 
 
-def _compile_unit(source, opts, t0, headers=None, for_link=False):
+def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None):
     """Parse and lower one translation unit: (LLVM IR text, meta, info) or a failed
     BuildResult. for_link: a compiled object; functions of the source with external linkage
     are emitted (callable from other units) and calls of functions only declared here stay
-    external declarations, resolved by link()."""
+    external declarations, resolved by link(). target: None for the host, else the target
+    whose module generator lowers the unit."""
     args = ["-x", "cl", "-cl-no-stdinc", "-Xclang", "-fdeclare-opencl-builtins",
             "-include", HEADER] + opts.clang_args()
     unsaved = [(SOURCE_NAME, source)]
@@ -253,8 +262,11 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False):
             off = (off + a - 1) // a * a
             v.index = off
             off += v.type.size
-    triple, layout = jit.target_info()
-    mg = ModuleGen(opts, triple, layout)
+    if target is None:
+        triple, layout = jit.target_info()
+        mg = ModuleGen(opts, triple, layout)
+    else:
+        mg = target.module_gen(opts)
     if detailed:
         mg.fp_contract = FPC.FPContract.from_tu(tu, texts, (HEADER,))
     for f, c in exported:

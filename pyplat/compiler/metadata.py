@@ -46,11 +46,13 @@ def kernel_meta(kernels, names):
 
 
 def kernel_infos(kernels_meta, engine):
-    """name -> KernelInfo of each kernel's metadata, its address taken from the loaded engine."""
+    """name -> KernelInfo of each kernel's metadata, its address taken from the loaded engine
+    (engine None: code that is not loaded here, e.g. PTX; address None)."""
     infos = {}
     for kd in kernels_meta:
         infos[kd["name"]] = KernelInfo(
-            name=kd["name"], address=engine.get_function_address(kd["symbol"]),
+            name=kd["name"], symbol=kd["symbol"],
+            address=engine.get_function_address(kd["symbol"]) if engine is not None else None,
             args=[ArgInfo(**a) for a in kd["args"]], attributes=kd["attributes"],
             reqd_work_group_size=tuple(kd["reqd_work_group_size"]), local_mem_size=kd["local_mem_size"],
             private_mem_size=kd["private_mem_size"], prints=kd.get("prints", True), _engine=engine)

@@ -108,7 +108,7 @@ def load_package(data):
     """BuildResult from a package (bytes, as BuildResult.package), or None if it is not one made
     for this machine, compiler and LLVM (the caller then compiles from source)."""
     parts = unpack_package(data)
-    if parts is None:
+    if parts is None or parts[0].get("target"):     # another target's code (PTX): not for the host
         return None
     return from_package_parts(*parts, data)
 

@@ -16,8 +16,10 @@ class ArgInfo:
 
 
 class KernelInfo:
-    __slots__ = ("name", "address", "args", "attributes", "reqd_work_group_size", "local_mem_size",
-                 "private_mem_size", "prints", "_engine")  # prints: may call printf; _engine keeps the code alive
+    __slots__ = ("name", "symbol", "address", "args", "attributes", "reqd_work_group_size", "local_mem_size",
+                 "private_mem_size", "prints", "_engine")
+    # symbol: the code's entry (work-group function, PTX .entry); prints: may call printf;
+    # _engine keeps the code alive
 
     def __init__(self, **kw):
         for k, v in kw.items():

@@ -47,6 +47,9 @@ class ModuleGen:
             self.intrinsics[name] = f
         return f
 
+    def memory_fence(self, b):
+        """mem_fence(): nothing to emit, one thread runs the work-group in program order."""
+
     def global_var(self, v):
         """The LLVM global of a __constant variable: internal (function scope, static, or any in
         a program built whole), `g.<name>` with external linkage for the program-scope ones a

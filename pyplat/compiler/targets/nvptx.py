@@ -1,0 +1,84 @@
+"""The NVPTX target: OpenCL C programs compiled to PTX for NVIDIA GPUs (docs/compiler.md,
+"NVPTX target"), offline: nothing here needs a GPU or a CUDA library.
+
+    t = nvptx_target("sm_90")
+    r = build(source, options, target=t)     # pyplat.compiler.build
+    r.ptx                                    # PTX text, one .entry per kernel, named as the kernel
+    r.kernels["k"].symbol                    # that entry's name; .address is None
+
+Front end, typing and lowering are the CPU's; the module generator (lowering/nvptx_module.py)
+and the kernel entry (lowering/nvptx_entry.py, the launch ABI) are NVPTX's own, as is the back
+end (nvptx_codegen.py). Results are cached like the CPU's, under a key that names the target.
+"""
+import re
+
+from ..lowering import nvptx_entry
+from ..lowering.nvptx_module import NvptxModuleGen
+from ..metadata import kernel_infos
+from ..objects import pack_package
+from ..results import BuildResult
+from . import nvptx_codegen
+
+TRIPLE = nvptx_entry.TRIPLE
+LAUNCH_FIELDS = nvptx_entry.LAUNCH_FIELDS
+LAUNCH_RECORD_SIZE = nvptx_entry.LAUNCH_RECORD_SIZE
+LOCAL_ARG_ALIGN = nvptx_entry.LOCAL_ARG_ALIGN
+shared_layout = nvptx_entry.shared_layout
+launch_record = nvptx_entry.launch_record
+launch_dimensions = nvptx_entry.launch_dimensions
+
+_ARCH = re.compile(r"sm_([1-9][0-9]{1,2})[af]?$")
+OLDEST_ARCH = 70        # Volta: the memory model the lowering's fences and atomics are written for
+_known = {}             # arch -> whether LLVM knows it
+
+
+class NvptxTarget:
+    """Code generation for one GPU architecture (`sm_XX`); what driver.build calls for it."""
+
+    def __init__(self, arch):
+        self.arch = arch
+        self.triple = TRIPLE
+        self.name = "%s:%s" % (TRIPLE, arch)      # in the cache key and in the package
+
+    def __repr__(self):
+        return "nvptx_target(%r)" % self.arch
+
+    def __eq__(self, other):
+        return isinstance(other, NvptxTarget) and other.arch == self.arch
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def module_gen(self, opts):
+        """The lowering's module generator for this target."""
+        return NvptxModuleGen(opts, self.arch)
+
+    def program(self, ir_text, opt_level, meta):
+        """The BuildResult of a complete, unoptimised module; meta: the package's metadata."""
+        entries = [kd["symbol"] for kd in meta["kernels"]]
+        text = nvptx_codegen.ptx(ir_text, self.arch, opt_level, entries)
+        return self.from_package_parts(dict(meta, target=self.name), text.encode())
+
+    def from_package_parts(self, meta, payload, package=None):
+        """The BuildResult of a package's parts (a cache entry); payload: the PTX bytes."""
+        if meta.get("target") != self.name:
+            raise ValueError("a package for %r, not %s" % (meta.get("target"), self.name))
+        r = BuildResult(True, meta.get("log", ""), kernels=kernel_infos(meta["kernels"], None))
+        r.ptx = payload.decode()
+        r.target = self
+        r.package = bytes(package) if package is not None else pack_package(meta, payload)
+        return r
+
+
+def nvptx_target(arch="sm_90"):
+    """The NVPTX target for GPU architecture `arch` (`sm_70` ... `sm_90`, `sm_90a`, `sm_120`...:
+    sm_70 or newer, and known to LLVM); ValueError otherwise."""
+    m = _ARCH.match(arch) if isinstance(arch, str) else None
+    if m is None or int(m.group(1)) < OLDEST_ARCH:
+        raise ValueError("not a supported GPU architecture: %r (expected sm_XX with XX >= %d, e.g. "
+                         "sm_90)" % (arch, OLDEST_ARCH))
+    if arch not in _known:
+        _known[arch] = nvptx_codegen.ptx_version(arch) >= (6, 0)    # sm_70 needs PTX 6.0
+    if not _known[arch]:
+        raise ValueError("LLVM %s does not know GPU architecture %r" % (nvptx_codegen.llvm_version(), arch))
+    return NvptxTarget(arch)
