@@ -105,7 +105,7 @@ DEVICE_INFO = {
     cl.CL_DEVICE_LOCAL_MEM_TYPE: (U, lambda d: d.local_mem_type),
     cl.CL_DEVICE_LOCAL_MEM_SIZE: (UL, lambda d: d.local_mem_size),
     cl.CL_DEVICE_ERROR_CORRECTION_SUPPORT: (B, lambda d: False),
-    cl.CL_DEVICE_HOST_UNIFIED_MEMORY: (B, lambda d: True),
+    cl.CL_DEVICE_HOST_UNIFIED_MEMORY: (B, lambda d: d.shares_host_memory),
     cl.CL_DEVICE_PROFILING_TIMER_RESOLUTION: (SZ, lambda d: d.profiling_timer_resolution),
     cl.CL_DEVICE_ENDIAN_LITTLE: (B, lambda d: d.endian_little),
     cl.CL_DEVICE_AVAILABLE: (B, lambda d: True),

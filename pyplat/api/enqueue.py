@@ -77,11 +77,18 @@ def _source(queue, buf, offset, size):
     if not queue.moves_memory:
         return buf.address, ()
     piece = (buf, offset, size)
-    space = migration.readable_space(piece, queue.device.memory_space)
-    if space is None:
-        space = queue.device.memory_space
+    space = migration.readable_space(piece, _host_side(queue))
+    if space is None or not space.host_addressable:
+        space = _host_side(queue)
         return migration.address_in(buf, space), ((piece, space),)
     return migration.address_in(buf, space), ()
+
+
+def _host_side(queue):
+    """Where the queue's reads, writes, fills and copies work: its device's space, or the host's
+    where the host cannot address that (device memory: only kernels and transfers touch it)."""
+    space = queue.device.memory_space
+    return space if space.host_addressable else HOST_SPACE
 
 
 def _target(queue, buf, offset, size):
@@ -90,7 +97,7 @@ def _target(queue, buf, offset, size):
     the range is overwritten, and becomes current only there."""
     if not queue.moves_memory:
         return buf.address, ()
-    space = queue.device.memory_space
+    space = _host_side(queue)
     return migration.address_in(buf, space), (((buf, offset, size), space),)
 
 
@@ -241,7 +248,7 @@ def _rect_transfer(command_queue, buffer, blocking, buffer_origin, host_origin, 
     # must be current where it writes, so it is brought there like a read's.
     at, needs = _source(queue, buf, b_off, b_end - b_off)
     if not to_host and queue.moves_memory:
-        space = queue.device.memory_space
+        space = _host_side(queue)
         at = migration.address_in(buf, space)
         needs = (((buf, b_off, b_end - b_off), space),)
     if to_host:
@@ -293,7 +300,7 @@ def clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, d
     src_at, needs = _source(queue, src, s_off, s_end - s_off)
     dst_at, dst_piece = dst.address, ()
     if queue.moves_memory:                # (the rest of the spanned range: as in _rect_transfer)
-        space = queue.device.memory_space
+        space = _host_side(queue)
         dst_at, dst_piece = migration.address_in(dst, space), (((dst, d_off, d_end - d_off), space),)
     _submit(queue, cl.CL_COMMAND_COPY_BUFFER_RECT,
             _copy_rect(queue, dst_at + d_off, d_row, d_slice, src_at + s_off, s_row, s_slice, r),
@@ -478,6 +485,15 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
                            local_work_size, num_events_in_wait_list, event_wait_list, event):
     queue = lookup_queue(command_queue)
     k = lookup_kernel(kernel)
+    if queue.device.compiler_target is not None:           # a device running code of its own
+        _launch_checks(queue, k, work_dim, global_work_size)
+        global_size, local, offset, empty = _geometry(k, queue.device, work_dim, global_work_offset,
+                                                      global_work_size, local_work_size)
+        check(k.info.local_mem_size + k.local_args_size() <= queue.device.local_mem_size, cl.CL_OUT_OF_RESOURCES,
+              f"kernel needs more than the device's {queue.device.local_mem_size} bytes of local memory")
+        waits = wait_list(num_events_in_wait_list, event_wait_list, queue.context)
+        return_event(k.device_launch(queue, work_dim, global_size, local, offset, empty, waits), event)
+        return
     plan = _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, local_work_size)
     waits = wait_list(num_events_in_wait_list, event_wait_list, queue.context)
     if not queue.moves_memory:
@@ -493,11 +509,8 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
     return_event(ev, event)
 
 
-def _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, local_work_size):
-    """clEnqueueNDRangeKernel's checks but the wait list's: the kernel's plan for its current
-    arguments, told this request's validated sizes. From then on the native fast path
-    (api/_native.pyx) answers repeats of the launch -- same queue device, arguments and sizes,
-    any offset -- without Python."""
+def _launch_checks(queue, k, work_dim, global_work_size):
+    """clEnqueueNDRangeKernel's checks of the kernel, its arguments and the dimensions."""
     check(k.program.context is queue.context, cl.CL_INVALID_CONTEXT, "kernel and queue in different contexts")
     check(k.program.built_for(queue.device), cl.CL_INVALID_PROGRAM_EXECUTABLE,
           "no program executable for the queue's device")
@@ -508,6 +521,14 @@ def _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, l
     if released is not None:
         k.drop_plan()
         raise CLError(cl.CL_INVALID_KERNEL_ARGS, f"argument {released} is a memory object the program released")
+
+
+def _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, local_work_size):
+    """clEnqueueNDRangeKernel's checks but the wait list's: the kernel's plan for its current
+    arguments, told this request's validated sizes. From then on the native fast path
+    (api/_native.pyx) answers repeats of the launch -- same queue device, arguments and sizes,
+    any offset -- without Python."""
+    _launch_checks(queue, k, work_dim, global_work_size)
     device = queue.device
     # Geometry validated once per (device, sizes): launches in a loop repeat the same sizes.
     width = 8 * work_dim

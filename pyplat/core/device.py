@@ -58,10 +58,10 @@ class Device(RefCounted):
         self.driver_version = platform.driver_version
         self.version = f"OpenCL 3.0 PyPlat {platform.driver_version}"
         self.numeric_version = (3, 0, 0)
-        self.device_class = device_class
+        self.device_class, self.class_index = device_class, class_index
+        self.compiler_target = device_class.compiler_target     # (describe() may name its own)
         self.__dict__.update(device_class.describe(class_index))
         self.memory_space = device_class.memory_space(class_index)
-        self.compiler_target = device_class.compiler_target
         self._driver = None
 
     @property

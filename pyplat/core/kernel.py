@@ -153,6 +153,31 @@ class Kernel(RefCounted):
                 self.slot.set_plan(plan)
         return plan
 
+    def device_launch(self, queue, work_dim, global_size, local_size, offset, empty, wait_events):
+        """A launch on a device that runs code of its own (its class's `launch_action`, with this
+        kernel's code for its target): a command of `queue` whose buffers are brought to the
+        device first. Returns the Event."""
+        from pyplat import cl
+        self._sync()
+        device, space = queue.device, queue.device.memory_space
+        command = queue.new_command(self.name)
+        if not empty:
+            args = [("mem", migration.address_in(value, space) if value is not None else 0) if kind == "mem"
+                    else (kind, value) for kind, value in self.args]
+            result = self.program.device_result(device)
+            command.set_action(device.device_class.launch_action(
+                device.class_index, result, result.kernels[self.name], args, work_dim, global_size,
+                local_size, offset))
+        buffers, written = self.memory_args(), self.memory_args(written=True)
+        after = migration.bring(queue, buffers, space) + migration.settle(written, space)
+        accesses = [(b, b in written) for b in buffers]
+        if getattr(self.info, "prints", True):
+            accesses.append((STDOUT, True))
+        event = queue.enqueue(cl.CL_COMMAND_NDRANGE_KERNEL, command, wait_events,
+                              retain=[self.program] + buffers, accesses=accesses, after=after)
+        migration.wrote(written, space, event.command)
+        return event
+
     def snapshot(self, local_scratch_base, space=HOST_SPACE):
         """Arguments as the work-group function reads them: (block, local cells, buffers).
 

@@ -165,7 +165,9 @@ def _transfer(queue, root, segments, source, space):
     dst = address_in(root, space) + start
     src = address_in(root, source) + start
     command = queue.new_command("transfer")
-    (space if not space.shares_host else source).set_transfer(command, dst, src, size)
+    # The side the host cannot address makes the transfer (a device copy); else either.
+    maker = source if not source.host_addressable or space.shares_host else space
+    maker.set_transfer(command, dst, src, size)
     for c in after.values():
         command.add_dependency(c)
     root.retain()

@@ -34,6 +34,7 @@ class Program(RefCounted):
         if self.from_binary:
             self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
         self.result = None
+        self.device_results = {}       # compiler target -> its BuildResult (devices with their own code)
         self.package = package         # from a binary: loaded by build() without compiling
         self.ir_object = ir_object     # compiled object / library (compiler.compile_object, link)
         if binary_type is not None:
@@ -74,11 +75,39 @@ class Program(RefCounted):
                 result = compiler.build(self.source, options)
             self._finish(devices, options, result)
             if result.ok:
+                result = self._build_device_code(devices, options, result)
+            if result.ok:
                 self.ir_object = None if not self.from_binary else self.ir_object
             # libclang's crash recovery installs signal handlers with its first index: the
             # kernel fault handler goes back in front (docs/runtime.md, "Faults in kernels").
             keep_fault_guard_first()
             return result
+
+    def _build_device_code(self, devices, options, host_result):
+        """The program for devices that run code of their own (a GPU's): built from the source
+        for each one's compiler target; a device whose build fails gets its log and fails the
+        build. The host's result keeps the kernels' metadata for every device."""
+        from pyplat import compiler
+        self.device_results = {}
+        failed = None
+        for d in devices:
+            target = d.compiler_target
+            if target is None:
+                continue
+            r = self.device_results.get(target)
+            if r is None:
+                r = self.device_results[target] = compiler.build(self.source, options, target=target)
+            self.log[d] = r.log
+            if not r.ok:
+                self.status[d] = cl.CL_BUILD_ERROR
+                failed = r
+        return failed or host_result
+
+    def device_result(self, device):
+        """The build result whose code `device` runs (its target's, or the host's)."""
+        if device.compiler_target is None:
+            return self.result
+        return self.device_results.get(device.compiler_target)
 
     def _finish(self, devices, options, result):
         for d in devices:

@@ -4,12 +4,15 @@ A device class is an object with: `name`; `count()`, how many devices of it the 
 none, and no error); `describe(index)`, its devices' info as plain attributes; `driver()`, the
 runtime driver its queues use; `memory_space(index)`, where its buffers live
 (devices/spaces.py); `compiler_target`, what pyplat.compiler builds its programs for (None: the
-host)."""
+host; `describe` may name one per device). A class whose devices run code of their own (a
+target) also has `launch_action(index, build result, kernel info, argument values, work_dim,
+global size, local size, offset)`: a callable that runs one launch and waits for it."""
 import importlib
 
 DEVICE_CLASSES = {
     "cpu": ("pyplat.devices.cpu", "CPU"),
     "cpu-separate": ("pyplat.devices.cpu_separate", "CPUSeparate"),
+    "cuda": ("pyplat.devices.cuda", "CUDA"),
 }
 
 _made = {}

@@ -24,7 +24,11 @@ def aligned_allocation(size):
 
 class MemorySpace:
     """A space of host-addressable memory. `shares_host`: its addresses are the host's buffers
-    themselves (the host space); otherwise a buffer has an allocation of its own here."""
+    themselves (the host space); otherwise a buffer has an allocation of its own here.
+    `host_addressable`: the host can read and write its addresses (spaces of device memory are
+    not: their subclasses say so, and make their own transfers)."""
+
+    host_addressable = True
 
     def __init__(self, name, shares_host=False):
         self.name = name

@@ -1,0 +1,103 @@
+"""The `cuda` device class: NVIDIA GPUs through the CUDA driver API (ctypes on libcuda.so.1).
+
+Found at run time: no library, no driver or no GPU means no device, and no error. Programs are
+built for the GPU's architecture by the compiler's NVPTX target (docs/compiler.md, "NVPTX
+target", whose launch ABI launch.py follows); buffers live in device memory (memory.py) and
+reach it through the core's transfers. Commands run as actions on the runtime's pool threads:
+each launches or copies and waits for the GPU, so its completion is the GPU's.
+"""
+import ctypes
+
+from pyplat import cl
+from pyplat.devices.cuda import driver_api as cu
+from pyplat.devices.cuda import launch
+from pyplat.devices.cuda.memory import CudaSpace
+from pyplat.runtime.driver import default_driver
+
+KiB = 1 << 10
+
+
+class PrimaryContext:
+    """A device's primary context, made current on whichever thread works for it."""
+
+    def __init__(self, ordinal):
+        lib = cu.api()
+        self.device = ctypes.c_int()
+        cu.check(lib.cuDeviceGet(ctypes.byref(self.device), ordinal), "cuDeviceGet")
+        self.handle = ctypes.c_void_p()
+        cu.check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(self.handle), self.device), "cuDevicePrimaryCtxRetain")
+
+    def make_current(self):
+        cu.check(cu.api().cuCtxSetCurrent(self.handle), "cuCtxSetCurrent")
+
+
+class CUDA:
+    name = "cuda"
+    compiler_target = None          # per device: describe() names its architecture
+
+    def __init__(self):
+        self._contexts, self._spaces = {}, {}
+
+    def count(self):
+        lib = cu.api()
+        if lib is None:
+            return 0
+        n = ctypes.c_int()
+        return n.value if lib.cuDeviceGetCount(ctypes.byref(n)) == cu.CUDA_SUCCESS else 0
+
+    def context(self, index):
+        if index not in self._contexts:
+            self._contexts[index] = PrimaryContext(index)
+        return self._contexts[index]
+
+    def driver(self):
+        return default_driver()
+
+    def memory_space(self, index):
+        if index not in self._spaces:
+            self._spaces[index] = CudaSpace(index, self.context(index))
+        return self._spaces[index]
+
+    def launch_action(self, index, result, kernel_info, args, work_dim, global_size, local_size, offset):
+        """A callable that runs one launch on device `index` and waits for it (launch.py)."""
+        return launch.launch_action(self.context(index), result, kernel_info, args, work_dim,
+                                    global_size, local_size, offset)
+
+    def attribute(self, index, name):
+        value = ctypes.c_int()
+        cu.check(cu.api().cuDeviceGetAttribute(ctypes.byref(value), cu.ATTRIBUTES[name],
+                                                self.context(index).device), name)
+        return value.value
+
+    def describe(self, index):
+        from pyplat.compiler import nvptx_target
+        lib = cu.api()
+        ctx = self.context(index)
+        raw = ctypes.create_string_buffer(256)
+        cu.check(lib.cuDeviceGetName(raw, 256, ctx.device), "cuDeviceGetName")
+        total = ctypes.c_size_t()
+        cu.check(lib.cuDeviceTotalMem_v2(ctypes.byref(total), ctx.device), "cuDeviceTotalMem")
+        a = lambda name: self.attribute(index, name)     # noqa: E731
+        arch = f"sm_{a('compute_capability_major')}{a('compute_capability_minor')}"
+        max_alloc = max(total.value // 4, 128 << 20)
+        return dict(
+            device_type=cl.CL_DEVICE_TYPE_GPU, vendor_id=0x10DE, vendor="NVIDIA Corporation",
+            name=f"PyPlat CUDA ({raw.value.decode()})", cuda_arch=arch,
+            compiler_target=nvptx_target(arch),
+            max_clock_frequency=a("clock_rate_khz") // 1000,
+            compute_units=a("multiprocessor_count"),
+            max_work_group_size=a("max_threads_per_block"),
+            max_work_item_sizes=(a("max_block_dim_x"), a("max_block_dim_y"), a("max_block_dim_z")),
+            preferred_vector_widths=dict.fromkeys(("char", "short", "int", "long", "float", "double"), 1)
+            | {"half": 0},
+            native_vector_widths=dict.fromkeys(("char", "short", "int", "long", "float", "double"), 1)
+            | {"half": 0},
+            preferred_work_group_size_multiple=a("warp_size"),
+            global_mem_size=total.value, max_mem_alloc_size=max_alloc,
+            global_mem_cacheline_size=128, global_mem_cache_size=a("l2_cache_size"),
+            global_mem_cache_type=cl.CL_READ_WRITE_CACHE,
+            local_mem_size=48 * KiB, local_mem_type=cl.CL_LOCAL,
+            max_constant_buffer_size=a("total_constant_memory"),
+            execution_capabilities=cl.CL_EXEC_KERNEL,
+            # A GPU has no printf here yet (the compiler refuses it): a small buffer is reported.
+            printf_buffer_size=1 << 20)
