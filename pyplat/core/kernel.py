@@ -165,6 +165,8 @@ class Kernel(RefCounted):
             args = [("mem", migration.address_in(value, space) if value is not None else 0) if kind == "mem"
                     else (kind, value) for kind, value in self.args]
             result = self.program.device_result(device)
+            if result is None:
+                raise LookupError(f"no code of {self.program} for {device.name}")
             command.set_action(device.device_class.launch_action(
                 device.class_index, result, result.kernels[self.name], args, work_dim, global_size,
                 local_size, offset))

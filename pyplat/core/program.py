@@ -160,7 +160,17 @@ class Program(RefCounted):
                     self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_LIBRARY
                 return result
             self._finish(devices, options, result)
+            self._no_device_link(devices)
             return result
+
+    def _no_device_link(self, devices):
+        """The compiler links for the host only: a linked executable is no executable for a
+        device that runs code of its own (its launches answer CL_INVALID_PROGRAM_EXECUTABLE)."""
+        for d in devices:
+            if d.compiler_target is not None:
+                self.status[d] = cl.CL_BUILD_ERROR
+                self.log[d] += (f"error: linking programs is not supported on {d.name} yet; "
+                                "build the program from source with clBuildProgram\n")
 
     @property
     def kernel_names(self):
