@@ -162,8 +162,9 @@ class Kernel(RefCounted):
         device, space = queue.device, queue.device.memory_space
         command = queue.new_command(self.name)
         if not empty:
-            args = [("mem", migration.address_in(value, space) if value is not None else 0) if kind == "mem"
-                    else (kind, value) for kind, value in self.args]
+            # Addresses are taken when the launch runs (device memory is allocated then).
+            args = [("mem", (lambda b=value: migration.address_in(b, space)) if value is not None else None)
+                    if kind == "mem" else (kind, value) for kind, value in self.args]
             result = self.program.device_result(device)
             if result is None:
                 raise LookupError(f"no code of {self.program} for {device.name}")

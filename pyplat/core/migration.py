@@ -162,12 +162,12 @@ def _transfer(queue, root, segments, source, space):
     with _lock:
         after = {id(c): c for s in segments for c in (s.writer, s.arrivals.get(source)) if _pending(c)}
     start, size = segments[0].start, segments[-1].end - segments[0].start
-    dst = address_in(root, space) + start
-    src = address_in(root, source) + start
     command = queue.new_command("transfer")
-    # The side the host cannot address makes the transfer (a device copy); else either.
+    # The side the host cannot address makes the transfer (a device copy); else either. The
+    # addresses are asked for when it needs them (device memory: when the transfer runs).
     maker = source if not source.host_addressable or space.shares_host else space
-    maker.set_transfer(command, dst, src, size)
+    maker.set_transfer(command, lambda: address_in(root, space) + start,
+                       lambda: address_in(root, source) + start, size)
     for c in after.values():
         command.add_dependency(c)
     root.retain()

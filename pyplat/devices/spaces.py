@@ -39,9 +39,9 @@ class MemorySpace:
         return aligned_allocation(size)
 
     def set_transfer(self, command, dst_address, src_address, size):
-        """Make `command` copy `size` bytes between two addresses (this space and another one
-        this space can reach)."""
-        command.set_copy(dst_address, src_address, size)
+        """Make `command` copy `size` bytes between two addresses (of this space and another one
+        it can reach), given as callables: host memory's are taken now, for a native copy."""
+        command.set_copy(dst_address(), src_address(), size)
 
     def __repr__(self):
         return f"<MemorySpace {self.name}>"

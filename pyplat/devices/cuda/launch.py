@@ -36,34 +36,34 @@ def load_function(context, result, symbol):
 
 def launch_action(context, result, kernel_info, args, work_dim, global_size, local_size, offset):
     """A callable that launches the kernel once and waits for it. args: per kernel argument,
-    ("mem", device address or 0) | ("local", size) | ("value", bytes); sizes padded to 3."""
-    fn = load_function(context, result, kernel_info.symbol)
+    ("mem", a callable giving the device address, or None) | ("local", size) | ("value", bytes);
+    sizes padded to 3. Nothing touches the GPU before the call (the enqueue only validates: a
+    forked child, where CUDA cannot work, gets a failed command, not a failed enqueue)."""
     local_sizes = [value for kind, value in args if kind == "local"]
     offsets, dynamic = nvptx.shared_layout(local_sizes)
-    storage, next_local = [], iter(offsets)
-    for kind, value in args:
-        if kind == "mem":
-            storage.append(ctypes.c_uint64(value or 0))
-        elif kind == "local":
-            storage.append(ctypes.c_uint64(next(next_local)))
-        else:
-            storage.append(ctypes.create_string_buffer(bytes(value), max(len(value), 1)))
-    storage.append(ctypes.create_string_buffer(nvptx.launch_record(work_dim, global_size, offset),
-                                               nvptx.LAUNCH_RECORD_SIZE))
-    params = (ctypes.c_void_p * len(storage))(*[ctypes.cast(ctypes.pointer(s), ctypes.c_void_p)
-                                                 if isinstance(s, ctypes.c_uint64) else ctypes.cast(s, ctypes.c_void_p)
-                                                 for s in storage])
     grid, block = nvptx.launch_dimensions(work_dim, global_size, local_size)
-    if dynamic + kernel_info.local_mem_size > STATIC_SHARED_LIMIT:
-        context.make_current()
-        cu.check(cu.api().cuFuncSetAttribute(fn, cu.FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic),
-                 "cuFuncSetAttribute")
+    record = nvptx.launch_record(work_dim, global_size, offset)
 
     def launch():
         lib = cu.api()
+        fn = load_function(context, result, kernel_info.symbol)
+        storage, next_local = [], iter(offsets)
+        for kind, value in args:
+            if kind == "mem":
+                storage.append(ctypes.c_uint64(value() if value is not None else 0))
+            elif kind == "local":
+                storage.append(ctypes.c_uint64(next(next_local)))
+            else:
+                storage.append(ctypes.create_string_buffer(bytes(value), max(len(value), 1)))
+        storage.append(ctypes.create_string_buffer(record, nvptx.LAUNCH_RECORD_SIZE))
+        params = (ctypes.c_void_p * len(storage))(
+            *[ctypes.cast(ctypes.pointer(s) if isinstance(s, ctypes.c_uint64) else s, ctypes.c_void_p)
+              for s in storage])
         context.make_current()
+        if dynamic + kernel_info.local_mem_size > STATIC_SHARED_LIMIT:
+            cu.check(lib.cuFuncSetAttribute(fn, cu.FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic),
+                     "cuFuncSetAttribute")
         cu.check(lib.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], dynamic,
                                     None, params, None), "cuLaunchKernel")
         cu.check(lib.cuCtxSynchronize(), "kernel " + kernel_info.name)
-        return storage             # (keeps the parameters alive until the launch is done)
     return launch

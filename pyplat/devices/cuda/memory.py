@@ -42,8 +42,9 @@ class CudaSpace(MemorySpace):
     def set_transfer(self, command, dst_address, src_address, size):
         context = self.context
 
-        def transfer():
+        def transfer():                  # (addresses now: device memory is allocated here)
+            dst, src = dst_address(), src_address()
             lib = cu.api()
             context.make_current()
-            cu.check(lib.cuMemcpy(dst_address, src_address, size), "cuMemcpy")
+            cu.check(lib.cuMemcpy(dst, src, size), "cuMemcpy")
         command.set_action(transfer)
