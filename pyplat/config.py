@@ -136,7 +136,8 @@ KNOBS = {k.name: k for k in (
     Knob("PYPLAT_DEVICES", _device_classes, "device classes, comma-separated, or a number",
          DeviceClassList(("cpu",)), "cpu",
          "the platform's devices: cpu (host memory, the worker pool), cpu-separate (CPU, memory of "
-         "its own); a number n: n cpu devices", "python"),
+         "its own), cuda (NVIDIA GPUs, where the driver finds some); a number n: n cpu devices",
+         "python"),
     Knob("PYPLAT_WORKERS", _positive_int, "a positive integer", _one_per_core, "one per core",
          "worker threads of the pool, also the devices' compute units", "python"),
     Knob("PYPLAT_DRIVER", _driver, "pool or basic", "pool", "pool",
