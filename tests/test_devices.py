@@ -177,3 +177,19 @@ def test_conformance_subset_passes_on_the_separate_device(tmp_path, pyplat_comma
     report = json.loads((tmp_path / "r.json").read_text())
     assert "own memory" in report["device"]
     assert p.returncode == 0 and report["failed"] == 0 and report["passed"] >= 250, p.stdout[-3000:]
+
+
+def test_cuda_without_a_gpu_is_no_device_and_no_error():
+    """On a machine without libcuda or a GPU (CI), listing the class adds no device, says
+    nothing on stderr, and the other devices work."""
+    from pyplat.devices.cuda import driver_api
+    if driver_api.api() is not None:
+        pytest.skip("this machine has a CUDA driver")
+    r = run('''
+        q = cl.CommandQueue(ctx, devices[0])
+        a = np.arange(N, dtype=np.int32)
+        buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a)
+        twice(q, (N,), None, buf)
+        report(names=[d.name for d in devices], ok=bool((read(q, buf) == 2 * a + 1).all()))
+    ''', "cpu,cuda")
+    assert len(r["names"]) == 1 and r["ok"]
