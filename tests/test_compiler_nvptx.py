@@ -357,3 +357,27 @@ def test_generated_programs_build_and_assemble(tmp_path):
             p = subprocess.run([ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / "p.cubin")],
                                capture_output=True, text=True)
             assert p.returncode == 0, p.stderr
+
+
+PACKED = r"""
+struct __attribute__((__packed__)) wrapped { long value; int dummy; };
+__kernel void k(__global long *o, __global struct wrapped *g) {
+    __local struct wrapped d[4][17];
+    size_t l = get_local_id(0);
+    d[l % 4][l % 17].value = g[l].value;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    o[l] = d[(l + 1) % 4][l % 17].value;
+}
+"""
+
+
+def test_members_of_packed_structs_are_never_accessed_wider_than_their_alignment():
+    """pyopencl's scan packs {scan_type value; int dummy;} on GPUs: an 8-byte member at a
+    12-byte stride. The GPU faults on a misaligned 8-byte access (CUDA_ERROR_MISALIGNED_ADDRESS),
+    where x86 forgives it: the accesses must use the member's real alignment."""
+    ptx = ptx_of(PACKED).ptx
+    # o[l] is a plain long: its 8-byte store is right; every access to a packed member is not.
+    wide = [line.strip() for line in ptx.splitlines()
+            if re.search(r"\b(ld\.global|ld\.shared|st\.shared)\.(b|u|s)64\b", line)]
+    assert not wide, wide
+    assert re.search(r"\bst\.global\.(b|u|s)64\b", ptx)

@@ -8,6 +8,21 @@ from .. import types as T
 from .irbuild import LV, I8, I32, I64, PTR
 
 
+def member_alignment(n, offset, arrow):
+    """The alignment a member access may assume where it is below the member type's own: a
+    member of a packed struct (alignment 1) at any offset, or at an offset its struct's
+    alignment does not cover. None otherwise. x86 forgives a misaligned load; a GPU does not."""
+    record = n.kids[0].type
+    if arrow and record is not None and record.is_pointer:
+        record = record.pointee
+    if record is None or not record.is_struct or n.type is None:
+        return None
+    known = max(record.align, 1)
+    while offset % known:
+        known //= 2
+    return known if known < max(n.type.align, 1) else None
+
+
 class Expressions:
     def lvalue(self, n):
         op = n.op
@@ -45,7 +60,7 @@ class Expressions:
             else:
                 base = self.addr_of(n.kids[0])
             p = b.gep(base, [I64(off)], inbounds=True, source_etype=I8) if off else base
-            return LV("addr", p, n.type)
+            return LV("addr", p, n.type, align=member_alignment(n, off, arrow))
         if op == "swz":
             if n.val is None:
                 self.err("cannot determine the vector component accessor", n)
@@ -64,7 +79,7 @@ class Expressions:
 
     def load_lv(self, lv):
         if lv.kind == "addr":
-            return self.load(lv.ptr, lv.type)
+            return self.load(lv.ptr, lv.type, lv.align)
         base = self.load_lv(lv.base)
         return self.shuffle(base, lv.idx, lv.type)
 
@@ -77,7 +92,7 @@ class Expressions:
 
     def store_lv(self, lv, v):
         if lv.kind == "addr":
-            self.store(v, lv.ptr, lv.type)
+            self.store(v, lv.ptr, lv.type, lv.align)
             return
         b = self.b
         base = self.load_lv(lv.base)

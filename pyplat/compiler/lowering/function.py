@@ -60,16 +60,17 @@ class FuncGen(Statements, Expressions, Operators, Conversions):
         return a
 
     # -------------------------------------------------------------- memory
-    def load(self, ptr, t):
+    def load(self, ptr, t, align=None):
+        """align: the address's known alignment where below the type's (LV.align)."""
         if t.is_struct or t.is_array:
             return ptr
-        return self.b.load(ptr, typ=t.llvm(), align=max(t.align, 1))
+        return self.b.load(ptr, typ=t.llvm(), align=align or max(t.align, 1))
 
-    def store(self, v, ptr, t):
+    def store(self, v, ptr, t, align=None):
         if t.is_struct or t.is_array:
             self.memcpy(ptr, v, t.size)
         else:
-            self.b.store(v, ptr, align=max(t.align, 1))
+            self.b.store(v, ptr, align=align or max(t.align, 1))
 
     def memcpy(self, dst, src, size):
         f = self.mg.intrinsic("llvm.memcpy.p0.p0.i64", VOIDT, [PTR, PTR, I64, I1])

@@ -30,8 +30,11 @@ class Builder(ir.IRBuilder):
 
 
 class LV:
-    """An lvalue: kind 'addr' (ptr, type), 'swz' (base LV, indices, type)."""
-    __slots__ = ("kind", "ptr", "type", "base", "idx")
+    """An lvalue: kind 'addr' (ptr, type), 'swz' (base LV, indices, type). `align`: what is
+    known of the address's alignment where it is less than the type's (a member of a packed
+    struct); None: the type's own."""
+    __slots__ = ("kind", "ptr", "type", "base", "idx", "align")
 
-    def __init__(self, kind, ptr=None, type=None, base=None, idx=None):
+    def __init__(self, kind, ptr=None, type=None, base=None, idx=None, align=None):
         self.kind, self.ptr, self.type, self.base, self.idx = kind, ptr, type, base, idx
+        self.align = align
