@@ -134,7 +134,7 @@ class Knob:
 
 KNOBS = {k.name: k for k in (
     Knob("PYPLAT_DEVICES", _device_classes, "device classes, comma-separated, or a number",
-         DeviceClassList(("cpu",)), "cpu",
+         DeviceClassList(("cpu", "cuda")), "cpu,cuda (cuda: where a GPU is found)",
          "the platform's devices: cpu (host memory, the worker pool), cpu-separate (CPU, memory of "
          "its own), cuda (NVIDIA GPUs, where the driver finds some); a number n: n cpu devices",
          "python"),

@@ -2,7 +2,7 @@
 
 ``get_platform()`` creates it on first use (thread-safe) and returns the same object afterwards.
 Its devices come from ``PYPLAT_DEVICES``: a list of device classes (pyplat/devices/registry.py),
-default one CPU device; a bare number n means n CPU devices.
+default the CPU and any NVIDIA GPUs the driver finds; a bare number n means n CPU devices.
 """
 import threading
 import time

@@ -5,7 +5,6 @@ dynamic shared memory, values as their bytes), then the 56-byte launch record.""
 import ctypes
 import threading
 
-from pyplat.compiler.targets import nvptx
 from pyplat.devices.cuda import driver_api as cu
 
 _modules = {}              # (id of the build result, context handle) -> (result, module)
@@ -39,6 +38,7 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
     ("mem", a callable giving the device address, or None) | ("local", size) | ("value", bytes);
     sizes padded to 3. Nothing touches the GPU before the call (the enqueue only validates: a
     forked child, where CUDA cannot work, gets a failed command, not a failed enqueue)."""
+    from pyplat.compiler.targets import nvptx      # (only where a GPU launches: not at start-up)
     local_sizes = [value for kind, value in args if kind == "local"]
     offsets, dynamic = nvptx.shared_layout(local_sizes)
     grid, block = nvptx.launch_dimensions(work_dim, global_size, local_size)
@@ -55,7 +55,7 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
                 storage.append(ctypes.c_uint64(next(next_local)))
             else:
                 storage.append(ctypes.create_string_buffer(bytes(value), max(len(value), 1)))
-        storage.append(ctypes.create_string_buffer(record, nvptx.LAUNCH_RECORD_SIZE))
+        storage.append(ctypes.create_string_buffer(record, len(record)))
         params = (ctypes.c_void_p * len(storage))(
             *[ctypes.cast(ctypes.pointer(s) if isinstance(s, ctypes.c_uint64) else s, ctypes.c_void_p)
               for s in storage])
