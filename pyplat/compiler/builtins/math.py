@@ -46,7 +46,7 @@ def libm_function(g, n, name):
 @builtin("fmod")
 def fmod(g, n, name):
     a, c = shaped(g, n)
-    return g.b.frem(a, c)
+    return g.mg.float_remainder(g, a, c, n.type)
 
 
 @builtin("rsqrt")
@@ -204,8 +204,8 @@ def remquo(g, n, name):
     fmax = float.fromhex("0x1.fffffep+127") if e.bits == 32 else float.fromhex("0x1.fffffffffffffp+1023")
     # 128|y| overflows only where |x| / |y| < 128 already
     big = b.fcmp_ordered(">", ay, fconst(t, fmax / 128))
-    m = b.select(big, ax, b.frem(ax, b.fmul(ay, fconst(t, 128.0))))
-    f = b.frem(m, ay)                                    # fmod(|x|, |y|), exact
+    m = b.select(big, ax, g.mg.float_remainder(g, ax, b.fmul(ay, fconst(t, 128.0)), t))
+    f = g.mg.float_remainder(g, m, ay, t)                # fmod(|x|, |y|), exact
     k = intr(g, "rint", t, [b.fdiv(b.fsub(m, f), ay)])   # trunc(|x| / |y|) mod 128, exactly
     ok = b.fcmp_ordered("ord", f, f)
     k = b.select(ok, k, fconst(t, 0.0))

@@ -47,6 +47,10 @@ class ModuleGen:
             self.intrinsics[name] = f
         return f
 
+    def float_remainder(self, g, a, c, t):
+        """fmod(a, c) of type t: LLVM's frem, which the host's back end makes exact."""
+        return g.b.frem(a, c)
+
     def memory_fence(self, b):
         """mem_fence(): nothing to emit, one thread runs the work-group in program order."""
 

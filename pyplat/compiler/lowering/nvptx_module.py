@@ -142,6 +142,12 @@ class NvptxModuleGen(ModuleGen):
         b.ret(r)
         return fn
 
+    def float_remainder(self, g, a, c, t):
+        """fmod through libdevice: NVPTX's frem is x - trunc(x / y) * y, wrong for infinities and
+        for large quotients (fmod(DBL_MAX, 2.5) gave -5e291)."""
+        from ..builtins.helpers import libm
+        return libm(g, "fmod", t, [a, c])
+
     def memory_fence(self, b):
         """mem_fence() and friends: order this work-item's accesses as seen by its work-group."""
         b.fence("acq_rel", "block")
