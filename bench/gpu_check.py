@@ -84,8 +84,8 @@ def main():
     from pyplat.core.migration import address_in
     import pyplat.core.platform as P
     core_gpu = [d for d in P.get_platform().devices if d.compiler_target is not None][0]
-    src_addr = address_in(P_buffer(dc), core_gpu.memory_space)
-    dst_addr = address_in(P_buffer(copy), core_gpu.memory_space)
+    src_addr = address_in(core_buffer(dc), core_gpu.memory_space)
+    dst_addr = address_in(core_buffer(copy), core_gpu.memory_space)
     lib = cu.api()
     core_gpu.memory_space.context.make_current()
 
@@ -136,7 +136,7 @@ def main():
     return 0
 
 
-def P_buffer(buf):
+def core_buffer(buf):
     """The core Buffer behind a pyopencl buffer (same process: the shim reuses this interpreter)."""
     from pyplat.api import handles
     return handles.peek(buf.int_ptr)

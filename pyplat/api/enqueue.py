@@ -101,6 +101,16 @@ def _target(queue, buf, offset, size):
     return migration.address_in(buf, space), (((buf, offset, size), space),)
 
 
+def _spanned_target(queue, buf, offset, size):
+    """Where a rectangle written into [offset, offset + size) of `buf` goes: (address, the
+    range as both need and write). A rectangle writes only part of the range it spans, so the
+    rest must be current where it writes: the range is brought there first."""
+    if not queue.moves_memory:
+        return buf.address, ()
+    space = _host_side(queue)
+    return migration.address_in(buf, space), (((buf, offset, size), space),)
+
+
 def _host_may(buffer, forbidden, what):
     check(not buffer.flags & forbidden, cl.CL_INVALID_OPERATION, f"the buffer's flags forbid host {what}")
 
@@ -244,25 +254,20 @@ def _rect_transfer(command_queue, buffer, blocking, buffer_origin, host_origin, 
     b_off, r, b_row, b_slice, b_end = _rect(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch)
     h_off, _, h_row, h_slice, _ = _rect(host_origin, region, host_row_pitch, host_slice_pitch)
     check(b_end <= buf.size, cl.CL_INVALID_VALUE, "the region reaches beyond the buffer")
-    # A rectangle reads or writes part of the range it spans: for a write, the rest of that range
-    # must be current where it writes, so it is brought there like a read's.
-    at, needs = _source(queue, buf, b_off, b_end - b_off)
-    if not to_host and queue.moves_memory:
-        space = _host_side(queue)
-        at = migration.address_in(buf, space)
-        needs = (((buf, b_off, b_end - b_off), space),)
     if to_host:
         _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
+        at, needs = _source(queue, buf, b_off, b_end - b_off)
         command = _copy_rect(queue, ptr + h_off, h_row, h_slice, at + b_off, b_row, b_slice, r)
-        kind = cl.CL_COMMAND_READ_BUFFER_RECT
-        accesses, written = ((buf, False), (HOST, True)), ()
+        kind, writes = cl.CL_COMMAND_READ_BUFFER_RECT, ()
+        accesses = ((buf, False), (HOST, True))
     else:
         _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
+        at, needs = _spanned_target(queue, buf, b_off, b_end - b_off)
         command = _copy_rect(queue, at + b_off, b_row, b_slice, ptr + h_off, h_row, h_slice, r)
-        kind = cl.CL_COMMAND_WRITE_BUFFER_RECT
-        accesses, written = ((buf, True), (HOST, False)), (buf,)
+        kind, writes = cl.CL_COMMAND_WRITE_BUFFER_RECT, needs
+        accesses = ((buf, True), (HOST, False))
     _submit(queue, kind, command, num_events, event_list, event, (buf,), blocking, accesses=accesses,
-            needs=needs, writes=[(piece, space) for piece, space in needs] if written else ())
+            needs=needs, writes=writes)
 
 
 @entry
@@ -298,10 +303,7 @@ def clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, d
     check(not _rects_overlap(src.address + s_off, s_row, s_slice, dst.address + d_off, d_row, d_slice, r),
           cl.CL_MEM_COPY_OVERLAP, "source and destination rectangles share bytes")
     src_at, needs = _source(queue, src, s_off, s_end - s_off)
-    dst_at, dst_piece = dst.address, ()
-    if queue.moves_memory:                # (the rest of the spanned range: as in _rect_transfer)
-        space = _host_side(queue)
-        dst_at, dst_piece = migration.address_in(dst, space), (((dst, d_off, d_end - d_off), space),)
+    dst_at, dst_piece = _spanned_target(queue, dst, d_off, d_end - d_off)
     _submit(queue, cl.CL_COMMAND_COPY_BUFFER_RECT,
             _copy_rect(queue, dst_at + d_off, d_row, d_slice, src_at + s_off, s_row, s_slice, r),
             num_events_in_wait_list, event_wait_list, event, (src, dst), accesses=((src, False), (dst, True)),
@@ -500,12 +502,10 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
         ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits)
         return_event(ev, event)
         return
-    space = queue.device.memory_space
-    written = k.memory_args(written=True)
-    after = migration.bring(queue, k.memory_args(), space) + migration.settle(written, space)
+    after, record = k.bring_arguments(queue)
     ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits,
                       after=after)
-    migration.wrote(written, space, ev.command)
+    record(ev.command)
     return_event(ev, event)
 
 

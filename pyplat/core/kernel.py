@@ -121,6 +121,25 @@ class Kernel(RefCounted):
         return [value for (kind, value), w in zip(self.args, self.shape.written)
                 if kind == "mem" and value is not None and (w or not written)]
 
+    def accesses(self):
+        """(buffer, written) of every buffer argument, and printf's output if it prints: what
+        the in-order queue orders a launch by."""
+        found = tuple((v, written) for (kind, v), written in zip(self.args, self.shape.written)
+                      if kind == "mem" and v is not None)
+        if getattr(self.info, "prints", True):     # printf output keeps the queue's order
+            found += ((STDOUT, True),)
+        return found
+
+    def bring_arguments(self, queue):
+        """Before a launch on `queue` in a context whose memory moves (core/migration.py): the
+        runtime commands it must wait for (transfers of its buffer arguments to the device's
+        space, pending ones its writes would race with), and a function that records, with
+        the launch's command, that its written arguments are now current only there."""
+        space = queue.device.memory_space
+        written = self.memory_args(written=True)
+        after = migration.bring(queue, self.memory_args(), space) + migration.settle(written, space)
+        return after, lambda command: migration.wrote(written, space, command)
+
     def plan(self, space=HOST_SPACE):
         """The runtime's LaunchPlan for the current argument values, built once per change of the
         arguments (clSetKernelArg): the argument block and its local-pointer cells, the code,
@@ -136,14 +155,10 @@ class Kernel(RefCounted):
             static_local = self.info.local_mem_size
             base = (static_local + 127) & ~127
             block, local_cells, buffers = self.snapshot(base, space)
-            accesses = tuple((v, written) for (kind, v), written in zip(self.args, self.shape.written)
-                             if kind == "mem" and v is not None)
-            if getattr(self.info, "prints", True):     # printf output keeps the queue's order
-                accesses += ((STDOUT, True),)
             scratch_size = (base if local_size else static_local) + local_size
             plan = LaunchPlan(self.info.address, block, len(self.args), local_cells,
                               scratch_size, Retained([self.program] + buffers),
-                              self.program.result, merged_accesses(accesses),
+                              self.program.result, merged_accesses(self.accesses()),
                               self.program.context, self.shape.value_sizes, self.name)
             if not space.shares_host:
                 self._space_plans[space] = plan
@@ -171,14 +186,11 @@ class Kernel(RefCounted):
             command.set_action(device.device_class.launch_action(
                 device.class_index, result, result.kernels[self.name], args, work_dim, global_size,
                 local_size, offset))
-        buffers, written = self.memory_args(), self.memory_args(written=True)
-        after = migration.bring(queue, buffers, space) + migration.settle(written, space)
-        accesses = [(b, b in written) for b in buffers]
-        if getattr(self.info, "prints", True):
-            accesses.append((STDOUT, True))
+        after, record = self.bring_arguments(queue)
         event = queue.enqueue(cl.CL_COMMAND_NDRANGE_KERNEL, command, wait_events,
-                              retain=[self.program] + buffers, accesses=accesses, after=after)
-        migration.wrote(written, space, event.command)
+                              retain=[self.program] + self.memory_args(), accesses=self.accesses(),
+                              after=after)
+        record(event.command)
         return event
 
     def snapshot(self, local_scratch_base, space=HOST_SPACE):

@@ -257,7 +257,6 @@ cdef extern from *:
     int pp_fault_handler_on_top() nogil
     void pp_guard_fork_child() nogil
     void pp_report_fault(const char *kernel, int sig, void *addr, const unsigned long long *group) nogil
-    int pp_guard_claim() nogil
 
 
 pp_fault_install()
