@@ -152,6 +152,19 @@ def test_vadd_entry_parameters_and_special_registers():
     assert_device_only(ptx)
 
 
+def test_every_kernel_launches_with_the_largest_block():
+    """A kernel without reqd_work_group_size is compiled for blocks of up to 1024 threads (its
+    registers capped to fit), so launches with the device's max work-group size never fail;
+    with the attribute, its exact block size."""
+    ptx = ptx_of(VADD + """
+        __kernel __attribute__((reqd_work_group_size(64, 2, 1))) void fixed(__global int *a) {
+            a[get_global_id(0)] = 1;
+        }""").ptx
+    assert re.search(r"\.entry vadd\([^{]*\.maxntid 1024\b", ptx, re.S)
+    fixed = re.search(r"\.entry fixed\([^{]*", ptx, re.S).group(0)
+    assert ".reqntid 64, 2, 1" in fixed and ".maxntid" not in fixed
+
+
 def test_metadata_matches_the_cpu_build():
     for src in (VADD, TILE, LOCAL_ARGS, ATOMICS):
         cpu, gpu = build(src, use_cache=False), ptx_of(src)

@@ -167,7 +167,7 @@ def _transfer(queue, root, segments, source, space):
     # addresses are asked for when it needs them (device memory: when the transfer runs).
     maker = source if not source.host_addressable or space.shares_host else space
     maker.set_transfer(command, lambda: address_in(root, space) + start,
-                       lambda: address_in(root, source) + start, size)
+                       lambda: address_in(root, source) + start, size, source, space)
     for c in after.values():
         command.add_dependency(c)
     root.retain()

@@ -6,7 +6,8 @@ runtime driver its queues use; `memory_space(index)`, where its buffers live
 (devices/spaces.py); `compiler_target`, what pyplat.compiler builds its programs for (None: the
 host; `describe` may name one per device). A class whose devices run code of their own (a
 target) also has `launch_action(index, build result, kernel info, argument values, work_dim,
-global size, local size, offset)`: a callable that runs one launch and waits for it."""
+global size, local size, offset)`: a callable that runs one launch and waits for it (returning
+its run time on the device in ns, if it knows it: the command's profiled span)."""
 import importlib
 
 DEVICE_CLASSES = {

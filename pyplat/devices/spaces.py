@@ -38,9 +38,10 @@ class MemorySpace:
         """(owner, address) of `size` zeroed bytes; dropping the owner frees them."""
         return aligned_allocation(size)
 
-    def set_transfer(self, command, dst_address, src_address, size):
-        """Make `command` copy `size` bytes between two addresses (of this space and another one
-        it can reach), given as callables: host memory's are taken now, for a native copy."""
+    def set_transfer(self, command, dst_address, src_address, size, source, destination):
+        """Make `command` copy `size` bytes from space `source` to space `destination` (one of
+        them this one), addresses given as callables: host memory's are taken now, for a native
+        copy."""
         command.set_copy(dst_address(), src_address(), size)
 
     def __repr__(self):

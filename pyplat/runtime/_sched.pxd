@@ -166,6 +166,7 @@ cdef struct cmd_t:
     long groups_done
     int on_board
     long fault                     # kernels: the signal that stopped it (0: none; faults.pxi)
+    unsigned long long device_ns   # actions on a device with its own clock: its run time (0: none)
 
 
 # Memory accesses of a command, for the automatic in-order mode: key = id of the root memory

@@ -147,5 +147,5 @@ def entry_function(mg, k, local_size):
     b.branch(exit_bb)
     b.position_at_end(exit_bb)
     b.ret_void()
-    mg.annotate_kernel(fn)
+    mg.annotate_kernel(fn, reqd)
     return fn.name

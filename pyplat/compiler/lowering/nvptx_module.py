@@ -30,6 +30,7 @@ LIBDEVICE_FUNCTIONS = frozenset(
         "ldexp", "frexp", "sincos", "remquo", "ilogb") for s in ("", "f"))
 PRINTF_FUNCTIONS = ("snprintf", "write", "malloc", "free")
 LIBDEVICE_PREFIX = "__nv_"
+MAX_THREADS_PER_BLOCK = 1024        # every GPU sm_70 and newer
 
 
 class NvptxFuncGen(FuncGen):
@@ -169,8 +170,19 @@ class NvptxModuleGen(ModuleGen):
                 g.align = max([16] + [v.type.align for v in variables])
         return b.addrspacecast(g, PTR)
 
-    def annotate_kernel(self, fn):
-        self.module.add_named_metadata("nvvm.annotations", [fn, "kernel", I32(1)])
+    def annotate_kernel(self, fn, reqd=None):
+        """Mark `fn` a kernel entry, with the block sizes it must launch with: its
+        reqd_work_group_size, else any up to MAX_THREADS_PER_BLOCK. ptxas then keeps its
+        registers within what a block that large can have (64 each at 1024 threads), as an
+        OpenCL GPU must: programs launch with the device's max work-group size without asking
+        the kernel (pyopencl's bitonic sort and scans do)."""
+        md = "nvvm.annotations"
+        self.module.add_named_metadata(md, [fn, "kernel", I32(1)])
+        if reqd:
+            for axis, size in zip("xyz", reqd):
+                self.module.add_named_metadata(md, [fn, "reqntid" + axis, I32(size)])
+        else:
+            self.module.add_named_metadata(md, [fn, "maxntidx", I32(MAX_THREADS_PER_BLOCK)])
 
     # -------------------------------------------------------------- kernels
     def generate(self, kernels, exported=()):

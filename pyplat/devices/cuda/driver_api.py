@@ -18,6 +18,8 @@ ATTRIBUTES = {
     "max_shared_memory_per_block_optin": 97, "l2_cache_size": 38,
 }
 FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+STREAM_NON_BLOCKING = 1          # no implicit ordering with the legacy default stream
+EVENT_DEFAULT, EVENT_DISABLE_TIMING = 0, 2
 
 _lock = threading.Lock()
 _lib = None
@@ -73,6 +75,17 @@ def _declare(lib):
         "cuFuncSetAttribute": [vp, i32, i32],
         "cuLaunchKernel": [vp, u32, u32, u32, u32, u32, u32, u32, vp, ctypes.POINTER(vp), ctypes.POINTER(vp)],
         "cuGetErrorName": [i32, ctypes.POINTER(ctypes.c_char_p)],
+        # streams and events: each pool thread's commands on a stream of its own, timed by events
+        "cuStreamCreate": [ctypes.POINTER(vp), u32], "cuStreamSynchronize": [vp],
+        "cuEventCreate": [ctypes.POINTER(vp), u32], "cuEventRecord": [vp, vp],
+        "cuEventSynchronize": [vp], "cuEventElapsedTime": [ctypes.POINTER(ctypes.c_float), vp, vp],
+        "cuStreamWaitEvent": [vp, vp, u32],
+        "cuMemcpyAsync": [u64, u64, ctypes.c_size_t, vp],
+        "cuMemcpyHtoDAsync_v2": [u64, vp, ctypes.c_size_t, vp],
+        "cuMemcpyDtoHAsync_v2": [vp, u64, ctypes.c_size_t, vp],
+        "cuMemHostAlloc": [ctypes.POINTER(vp), ctypes.c_size_t, u32], "cuMemFreeHost": [vp],
+        "cuMemsetD8Async": [u64, ctypes.c_ubyte, ctypes.c_size_t, vp],
+        "cuModuleGetGlobal_v2": [ctypes.POINTER(u64), ctypes.POINTER(ctypes.c_size_t), vp, ctypes.c_char_p],
     }
     for name, args in sigs.items():
         fn = getattr(lib, name)

@@ -6,6 +6,7 @@ import ctypes
 import threading
 
 from pyplat.devices.cuda import driver_api as cu
+from pyplat.devices.cuda import streams
 
 _modules = {}              # (id of the build result, context handle) -> (result, module)
 _lock = threading.Lock()
@@ -34,7 +35,8 @@ def load_function(context, result, symbol):
 
 
 def launch_action(context, result, kernel_info, args, work_dim, global_size, local_size, offset):
-    """A callable that launches the kernel once and waits for it. args: per kernel argument,
+    """A callable that launches the kernel once on the running thread's stream, waits for it and
+    returns the GPU's time for it in ns (the command's profiled span). args: per kernel argument,
     ("mem", a callable giving the device address, or None) | ("local", size) | ("value", bytes);
     sizes padded to 3. Nothing touches the GPU before the call (the enqueue only validates: a
     forked child, where CUDA cannot work, gets a failed command, not a failed enqueue)."""
@@ -63,7 +65,9 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
         if dynamic + kernel_info.local_mem_size > STATIC_SHARED_LIMIT:
             cu.check(lib.cuFuncSetAttribute(fn, cu.FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic),
                      "cuFuncSetAttribute")
-        cu.check(lib.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], dynamic,
-                                    None, params, None), "cuLaunchKernel")
-        cu.check(lib.cuCtxSynchronize(), "kernel " + kernel_info.name)
+
+        def work(stream):
+            cu.check(lib.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                        dynamic, stream, params, None), "cuLaunchKernel")
+        return streams.lane(context).run(work, "kernel " + kernel_info.name)
     return launch

@@ -141,7 +141,9 @@ cdef class Command:
         self.c.region[0], self.c.region[1], self.c.region[2] = region[0], region[1], region[2]
 
     def set_action(self, action):
-        """A Python callable run (with the GIL) when the command executes."""
+        """A Python callable run (with the GIL) when the command executes. It returns None, a
+        negative CL error code (the command fails with it), or its run time on a device with its
+        own clock in ns (the command's profiled span, START to END)."""
         self.c.kind = K_PY
         Py_INCREF(action)
         Py_XDECREF(self.c.action)
