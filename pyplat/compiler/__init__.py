@@ -5,8 +5,8 @@ byte formats, results.py the result types, abi.py the work-group ABI)::
 
     build(source, options="", *, use_cache=True, target=None) -> BuildResult
     nvptx_target(arch="sm_90") -> NvptxTarget     # build(..., target=...): PTX in result.ptx
-    compile_object(source, options="", headers=None) -> ObjectResult
-    link(objects, options="", use_cache=True) -> BuildResult | ObjectResult
+    compile_object(source, options="", headers=None, target=None) -> ObjectResult
+    link(objects, options="", use_cache=True, target=None) -> BuildResult | ObjectResult
 
 See docs/compiler.md for the pipeline, the ABI and what is supported.
 """

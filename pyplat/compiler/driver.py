@@ -163,20 +163,24 @@ def native_object(ir_text, opt_level, regions):
     return jit.compile_object(ir_text, opt_level, unroll=few, vectorize=few)
 
 
-def compile_object(source, options="", headers=None):
+def compile_object(source, options="", headers=None, target=None):
     """clCompileProgram: one translation unit -> ObjectResult (kind "object"). headers:
-    [(include name, text)] visible to #include under those names. Never raises for bad code."""
+    [(include name, text)] visible to #include under those names. target: None for the host,
+    else the code-generation target whose module the object holds (linker.link(..., target=)
+    links it with objects of that target only). Never raises for bad code."""
     t0 = time.perf_counter()
     try:
         opts = _options.parse(options)
     except _options.InvalidOption as e:
         return ObjectResult(False, "error: %s\n" % e, invalid_options=True)
     try:
-        parsed = limits.run_deep(_compile_unit, source, opts, t0, headers, True)
+        parsed = limits.run_deep(_compile_unit, source, opts, t0, headers, True, target)
         if isinstance(parsed, BuildResult):
             return ObjectResult(False, parsed.log)
         ir_text, meta, _ = parsed
         meta["kind"] = "object"
+        if target is not None:
+            meta["target"] = target.name
         return ObjectResult(True, meta["log"], pack_object(meta, ir_text))
     except CompileError as e:
         return ObjectResult(False, _error_line(e) + "\n")

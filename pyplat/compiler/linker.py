@@ -1,7 +1,8 @@
 """clLinkProgram: compiled objects and libraries (objects.py) linked into an executable program
 or a library. The units' LLVM modules are linked with LLVM's linker after checking kernels and
 function signatures across them; an executable then goes the way of every build
-(driver.native_object) and is cached like one."""
+(driver.native_object for the host, the target's `program` for another target such as NVPTX)
+and is cached like one. All inputs of a link are of its target."""
 import hashlib
 import re
 import shlex
@@ -12,8 +13,9 @@ import llvmlite.binding as llvm
 from . import cache, driver, jit
 from . import library as builtin_library
 from . import options as _options
-from .objects import from_package_parts, pack_object, unpack_object
+from .objects import ANY_TARGET, from_package_parts, pack_object, target_name, unpack_object
 from .results import BuildResult, ObjectResult, debugging, describe
+from .tree import CompileError
 
 LINK_FLAGS = {"-create-library", "-enable-link-options", "-cl-denorms-are-zero", "-cl-no-signed-zeros",
               "-cl-unsafe-math-optimizations", "-cl-finite-math-only", "-cl-fast-relaxed-math",
@@ -39,35 +41,42 @@ def _symbol_name(llvm_name):
     return llvm_name.split(".", 1)[1] if llvm_name.startswith(("f.", "k.")) else llvm_name
 
 
-def link(objects, options="", use_cache=True):
+def link(objects, options="", use_cache=True, target=None):
     """clLinkProgram: compiled objects / libraries (bytes from compile_object / link) -> a
     BuildResult (executable) or, with -create-library, an ObjectResult of kind "library".
     The units' LLVM modules are linked (functions defined in one unit and declared in another
-    resolve), then optimised and compiled as a whole. Never raises for bad input."""
+    resolve), then optimised and compiled as a whole. target: None for the host, else the
+    code-generation target (targets.nvptx) every input was compiled for; its executables carry
+    the target's code (`ptx`), its libraries name it. Never raises for bad input."""
     t0 = time.perf_counter()
     try:
         flags = parse_link_options(options)
     except _options.InvalidOption as e:
         return BuildResult(False, "error: %s\n" % e, invalid_options=True)
     library = "-create-library" in flags
+    cls = ObjectResult if library else BuildResult
     parts = []
     for i, data in enumerate(objects):
-        p = unpack_object(data)
+        p = unpack_object(data, ANY_TARGET)
         if p is None:
-            return BuildResult(False, "error: input %d is not a compiled object or library of this "
-                                      "compiler and machine\n" % i)
+            return cls(False, "error: input %d is not a compiled object or library of this "
+                              "compiler and machine\n" % i)
         parts.append(p)
+    wrong = _other_targets(parts, target)
+    if wrong:
+        return cls(False, wrong)
     k = origin = None
     if not library:
         h = hashlib.sha256()
         for data in objects:
             h.update(hashlib.sha256(data).digest())
-        try:        # the identity the package carries; the cache key too
-            origin = cache.key(h.hexdigest(), "link:" + " ".join(sorted(flags)), driver.HEADER)
+        try:        # the identity the package carries; the cache key too (per target, as build's)
+            origin = cache.key(h.hexdigest(), "link:" + " ".join(sorted(flags))
+                               + ("" if target is None else "\n--target=" + target.name), driver.HEADER)
             k = origin if use_cache else None
             hit = cache.load(k) if k else None
             if hit is not None:
-                r = from_package_parts(*hit)
+                r = from_package_parts(*hit) if target is None else target.from_package_parts(*hit)
                 r.timings = {"cached": True, "total": time.perf_counter() - t0}
                 r.cache_key = k
                 return r
@@ -76,16 +85,31 @@ def link(objects, options="", use_cache=True):
                 raise
             k = None
     try:
-        r = _link(parts, library, t0, origin)
+        r = _link(parts, library, t0, origin, target)
         if not library and r.ok and k is not None:
             cache.store(k, r.package)
             r.cache_key = k
         return r
+    except CompileError as e:        # what the target's back end refuses (NVPTX: a host-only call)
+        return cls(False, "".join(m.get("log", "") for m, _ in parts) + "error: %s\n" % e.msg)
     except Exception as e:
         if debugging():
             raise
-        cls = ObjectResult if library else BuildResult
         return cls(False, "error: internal linker error: %s\n" % describe(e))
+
+
+def _describe_target(name):
+    return "the host" if name is None else name
+
+
+def _other_targets(parts, target):
+    """The error lines for inputs compiled for another target than the link's ("" when none):
+    one module holds one target's code, so objects of different targets never link."""
+    want = target_name(target)
+    lines = ["error: %s was compiled for %s, but this link is for %s (objects of different targets "
+             "cannot be linked)" % (_unit(i, meta), _describe_target(meta.get("target")), _describe_target(want))
+             for i, (meta, _) in enumerate(parts) if meta.get("target") != want]
+    return "".join(line + "\n" for line in lines)
 
 
 def _unit(i, meta):
@@ -154,7 +178,7 @@ def _rename_calls(parts):
     return out
 
 
-def _link(parts, library, t0, origin=None):
+def _link(parts, library, t0, origin=None, target=None):
     fail = (lambda msg: ObjectResult(False, msg, kind="library")) if library else \
         (lambda msg: BuildResult(False, msg))
     log = "".join(m.get("log", "") for m, _ in parts)
@@ -202,6 +226,8 @@ def _link(parts, library, t0, origin=None):
                     "var_imports": {n: s for n, s in var_imports.items() if n not in var_exports},
                     "regions": sum(m.get("regions", 0) for m, _ in parts),
                     "opt_level": min(m.get("opt_level", 3) for m, _ in parts)}
+            if target is not None:
+                meta["target"] = target.name
             return ObjectResult(True, log, pack_object(meta, str(mod)), kind="library")
         if undefined or undefined_vars:
             lines = ["error: undefined variable '%s' (declared extern, but defined in none of the linked "
@@ -225,9 +251,12 @@ def _link(parts, library, t0, origin=None):
     t_link = time.perf_counter()
     regions = sum(m.get("regions", 0) for m, _ in parts)
     opt_level = min(m.get("opt_level", 3) for m, _ in parts)
-    obj = driver.native_object(ir_text, opt_level, regions)
     pmeta = {"log": log, "kernels": kernels, "includes": [], "origin": origin}
-    r = from_package_parts(pmeta, obj)       # (also packs it: r.package)
+    if target is None:
+        obj = driver.native_object(ir_text, opt_level, regions)
+        r = from_package_parts(pmeta, obj)       # (also packs it: r.package)
+    else:
+        r = target.program(ir_text, opt_level, pmeta)     # as driver._build does
     r.timings = {"link": t_link - t0, "llvm": time.perf_counter() - t_link, "total": time.perf_counter() - t0}
     r.llvm_ir = ir_text
     return r

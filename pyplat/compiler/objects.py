@@ -9,7 +9,8 @@
 * A *compiled object* or *library* (clCompileProgram, clLinkProgram -create-library) is
   ``OBJECT_MAGIC + <8-byte length> + JSON + LLVM IR text + sha256``; its JSON adds what linking
   needs (kind, exported and imported signatures, regions, opt level, functions unavailable to
-  others).
+  others) and, for another target than the host (NVPTX), that target's name: its IR is that
+  target's module, linkable only with objects of the same target.
 
 The last 32 bytes of both are the sha256 of every byte before them. It is checked before
 anything else is read (before the JSON is parsed, long before object code reaches llvmlite), so
@@ -118,9 +119,17 @@ def pack_object(meta, ir_text):
     return _pack(OBJECT_MAGIC, meta, ir_text.encode())
 
 
-def unpack_object(data):
-    """(meta, IR text) of a compiled object or library made by this compiler on this machine,
-    else None."""
+ANY_TARGET = "any"        # unpack_object(data, target=ANY_TARGET): an object of whichever target
+
+
+def target_name(target):
+    """How objects and packages name a code-generation target: None for the host."""
+    return None if target is None else target.name
+
+
+def unpack_object(data, target=None):
+    """(meta, IR text) of a compiled object or library made by this compiler on this machine for
+    `target` (None: the host; ANY_TARGET: any; meta["target"] names it), else None."""
     parts = _unpack(OBJECT_MAGIC, data)
     if parts is None:
         return None
@@ -131,5 +140,7 @@ def unpack_object(data):
         return None
     if meta.get("env") != environment() or meta.get("kind") not in ("object", "library") \
             or not isinstance(meta.get("kernels"), list):
+        return None
+    if target is not ANY_TARGET and meta.get("target") != target_name(target):
         return None
     return meta, ir_text

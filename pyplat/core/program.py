@@ -37,6 +37,9 @@ class Program(RefCounted):
         self.device_results = {}       # compiler target -> its BuildResult (devices with their own code)
         self.package = package         # from a binary: loaded by build() without compiling
         self.ir_object = ir_object     # compiled object / library (compiler.compile_object, link)
+        # compiler target -> its compiled object / library (devices with their own code); the
+        # program binaries (CL_PROGRAM_BINARIES) carry only the host's ir_object
+        self.device_objects = {}
         if binary_type is not None:
             self.binary_type = binary_type
         self.linked = False            # made by clLinkProgram (cannot be compiled or built)
@@ -89,19 +92,16 @@ class Program(RefCounted):
         build. The host's result keeps the kernels' metadata for every device."""
         from pyplat import compiler
         self.device_results = {}
-        failed = None
-        for d in devices:
-            target = d.compiler_target
-            if target is None:
-                continue
-            r = self.device_results.get(target)
-            if r is None:
-                r = self.device_results[target] = compiler.build(self.source, options, target=target)
-            self.log[d] = r.log
-            if not r.ok:
-                self.status[d] = cl.CL_BUILD_ERROR
-                failed = r
-        return failed or host_result
+        # a binary's object code is the host's: without source there is nothing to compile
+        host_code_only = self.from_binary and (self.ir_object is not None or self.no_source)
+
+        def make(target):
+            if host_code_only:
+                return compiler.BuildResult(False, "error: the program binary holds host code only; "
+                                            f"build the program from source for {target.name}\n")
+            self.device_results[target] = r = compiler.build(self.source, options, target=target)
+            return r
+        return self._per_target(devices, make, host_result)
 
     def device_result(self, device):
         """The build result whose code `device` runs (its target's, or the host's)."""
@@ -133,23 +133,53 @@ class Program(RefCounted):
             self.options = options
             self.result = None
             self.package = None
+            self.device_objects = {}
             if result.ok:
                 self.ir_object = result.data
                 self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+                result = self._per_target(devices, lambda target: self._compile_for(target, options, headers),
+                                          result)
             else:
                 self.ir_object = None
                 self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_NONE
             return result
 
+    def _compile_for(self, target, options, headers):
+        from pyplat import compiler
+        r = compiler.compile_object(self.source, options, headers, target=target)
+        if r.ok:
+            self.device_objects[target] = r.data
+        return r
+
+    def _per_target(self, devices, make, host_result):
+        """make(target) once per compiler target of `devices` (those that run code of their
+        own); each such device gets its target's log, and fails when that fails. Returns the
+        first failed result, else host_result (which holds the kernels' metadata)."""
+        done, failed = {}, None
+        for d in devices:
+            target = d.compiler_target
+            if target is None:
+                continue
+            r = done.get(target)
+            if r is None:
+                r = done[target] = make(target)
+            self.log[d] = r.log
+            if not r.ok:
+                self.status[d] = cl.CL_BUILD_ERROR
+                failed = failed or r
+        return failed or host_result
+
     def link(self, devices, options, inputs):
         """clLinkProgram into this (new) program: inputs are programs holding compiled objects
-        or libraries. An executable, or a library with -create-library."""
+        or libraries. An executable, or a library with -create-library; for the host and for
+        each compiler target of `devices`, from the inputs' objects of that target."""
         from pyplat import compiler
         with self._lock:
             self.linked = self.no_source = True
             for d in devices:
                 self.status[d] = cl.CL_BUILD_IN_PROGRESS
             result = compiler.link([p.ir_object for p in inputs], options)
+            self.device_results, self.device_objects = {}, {}
             if isinstance(result, compiler.ObjectResult):
                 for d in devices:
                     self.status[d] = cl.CL_BUILD_SUCCESS if result.ok else cl.CL_BUILD_ERROR
@@ -158,19 +188,31 @@ class Program(RefCounted):
                 if result.ok:
                     self.ir_object = result.data
                     self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_LIBRARY
-                return result
-            self._finish(devices, options, result)
-            self._no_device_link(devices)
+            else:
+                self._finish(devices, options, result)
+            if result.ok:
+                result = self._per_target(devices, lambda target: self._link_for(target, options, inputs, devices),
+                                          result)
             return result
 
-    def _no_device_link(self, devices):
-        """The compiler links for the host only: a linked executable is no executable for a
-        device that runs code of its own (its launches answer CL_INVALID_PROGRAM_EXECUTABLE)."""
-        for d in devices:
-            if d.compiler_target is not None:
-                self.status[d] = cl.CL_BUILD_ERROR
-                self.log[d] += (f"error: linking programs is not supported on {d.name} yet; "
-                                "build the program from source with clBuildProgram\n")
+    def _link_for(self, target, options, inputs, devices):
+        """The link of the inputs' objects for `target`: an input without one (compiled for
+        other devices only, or made from a program binary) fails it."""
+        from pyplat import compiler
+        library = "-create-library" in compiler.parse_link_options(options)
+        missing = [i for i, p in enumerate(inputs) if target not in p.device_objects]
+        if missing:
+            names = ", ".join(sorted({d.name for d in devices if d.compiler_target == target}))
+            msg = "".join(f"error: input {i} has no compiled object for {names} ({target.name}): it was "
+                          "compiled for other devices only or created from a binary; compile it from "
+                          "source with clCompileProgram for this device\n" for i in missing)
+            return (compiler.ObjectResult if library else compiler.BuildResult)(False, msg)
+        r = compiler.link([p.device_objects[target] for p in inputs], options, target=target)
+        if r.ok and library:
+            self.device_objects[target] = r.data
+        elif r.ok:
+            self.device_results[target] = r
+        return r
 
     @property
     def kernel_names(self):
