@@ -139,6 +139,8 @@ def _build(source, opts, t0, origin=None, target=None):
     t_gen = time.perf_counter()
     pmeta = {"log": meta["log"], "kernels": meta["kernels"], "origin": origin,
              "includes": cache.include_hashes(tu_info["includes"] + [HEADER])}
+    if "printf_formats" in meta:
+        pmeta["printf_formats"] = meta["printf_formats"]
     if target is None:
         code = native_object(ir_text, opts.opt_level, meta["regions"])
         t_code = time.perf_counter()
@@ -287,6 +289,8 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None):
     t_gen = time.perf_counter()
     meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names), "regions": mg.regions,
             "unavailable": unavailable, "opt_level": opts.opt_level}
+    if mg.printf_formats:     # NVPTX: the formats of its printf records (JSON: string keys)
+        meta["printf_formats"] = {str(i): list(f) for i, f in mg.printf_formats.items()}
     if for_link:        # signatures, so that link() can refuse a call through a wrong prototype
         callable_ = [f for f, _ in exported] + [k for k in kernels if k.name not in unavailable]
         meta["exports"] = {f.name: str(mg.fns[f].function_type) for f in callable_ if f in mg.fns}

@@ -1,7 +1,9 @@
 """printf (OpenCL C spec, "printf"): the format is parsed at compile time into a C format
-(vectors %vN expanded element by element, OpenCL length modifiers mapped to C's), formatted with
-snprintf and written to file descriptor 1 with one write() per call (no Python-level buffering
-involved)."""
+(vectors %vN expanded element by element, OpenCL length modifiers mapped to C's, string-literal
+%s arguments folded into the text) and a list of C vararg values; the module generator emits the
+call (`mg.emit_printf`): on the host `emit_host_printf` below, snprintf and one write() to file
+descriptor 1 per call (no Python-level buffering involved); on NVPTX a record in a device buffer
+that the host formats after the launch (lowering/nvptx_printf.py)."""
 import re
 
 from llvmlite import ir
@@ -16,22 +18,27 @@ CONVERSION = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d
 BUFFER = 1024           # bytes on the stack; longer output is formatted again into malloc'd memory
 
 
-def _format_literal(node):
+def _string_literal(node):
+    """The bytes of a string literal argument (up to its first NUL), else None."""
     while node.op in ("conv", "decay", "load") and node.kids:
         node = node.kids[0]
-    return node.val if node.op == "str" else None
+    return node.val.split(b"\0", 1)[0] if node.op == "str" else None
 
 
 @builtin("printf")
 def printf(g, n, name):
-    b = g.b
     kids = n.kids
-    fmt = _format_literal(kids[0]) if kids else None
+    fmt = _string_literal(kids[0]) if kids else None
     if fmt is None:
         raise CompileError("printf: the format must be a string literal", n.cur)
-    fmt = fmt.split(b"\0", 1)[0].decode("latin-1")
+    c_format, values = parse(g, n, fmt.decode("latin-1"), list(kids[1:]))
+    return g.mg.emit_printf(g, c_format, values)
+
+
+def parse(g, n, fmt, args):
+    """(C format bytes without the terminating NUL, C vararg values) of OpenCL format `fmt`
+    applied to argument nodes `args` (lowered here, in order)."""
     out, vals = [], []
-    args = list(kids[1:])
     pos = 0
     ai = 0
     for m in CONVERSION.finditer(fmt):
@@ -47,6 +54,13 @@ def printf(g, n, name):
             raise CompileError("printf: fewer arguments than conversions", n.cur)
         a = args[ai]
         ai += 1
+        literal = _string_literal(a) if conv == "s" and not m.group("vec") else None
+        if literal is not None:
+            out.append(_padded_string(m, literal.decode("latin-1")).replace("%", "%%"))
+            continue
+        if conv == "s" and not g.mg.PRINTF_STRING_POINTERS:
+            raise CompileError("printf: the argument of %s must be a string literal on this device "
+                               "(OpenCL C requires one)" % m.group(0), n.cur)
         v = g.rv(a)
         t = a.type
         head = "%" + m.group("flags") + (m.group("width") or "") + \
@@ -58,7 +72,7 @@ def printf(g, n, name):
                 raise CompileError("printf: %s needs a vector of %d elements" % (m.group(0), cnt), n.cur)
             pieces = []
             for i in range(cnt):
-                x = b.extract_element(v, I32(i))
+                x = g.b.extract_element(v, I32(i))
                 pieces.append(_c_spec(head, ln, conv, x, t.elem, vals, g))
             out.append(",".join(pieces))
         else:
@@ -66,33 +80,17 @@ def printf(g, n, name):
                 raise CompileError("printf: vector argument needs a %vN conversion", n.cur)
             out.append(_c_spec(head, ln, conv, v, t, vals, g))
     out.append(fmt[pos:].replace("%", "%%"))
-    cfmt = "".join(out).encode("latin-1") + b"\0"
-    gfmt = g.mg.string(cfmt)
-    snprintf = g.mg.intrinsic("snprintf", I32, [T.PTR_LL, I64, T.PTR_LL])
-    if not snprintf.function_type.var_arg:
-        raise CompileError("internal: snprintf declared without varargs", n.cur)
-    write = g.mg.intrinsic("write", I64, [I32, T.PTR_LL, I64])
-    buf = g.alloca(T.Array(T.CHAR, BUFFER))
-    nchars = b.call(snprintf, [buf, I64(BUFFER), gfmt] + vals)
-    n64 = b.sext(nchars, I64)
-    fits = b.icmp_signed("<", n64, I64(BUFFER))
-    small_bb = g.fn.append_basic_block("printf.small")
-    big_bb = g.fn.append_basic_block("printf.big")
-    done_bb = g.fn.append_basic_block("printf.done")
-    neg = b.icmp_signed("<", n64, I64(0))
-    b.cbranch(b.or_(fits, neg), small_bb, big_bb)
-    b.position_at_end(small_bb)
-    b.call(write, [I32(1), buf, b.select(neg, I64(0), n64)])
-    b.branch(done_bb)
-    b.position_at_end(big_bb)
-    size = b.add(n64, I64(1))
-    heap = b.call(g.mg.intrinsic("malloc", T.PTR_LL, [I64]), [size])
-    b.call(snprintf, [heap, size, gfmt] + vals)
-    b.call(write, [I32(1), heap, n64])
-    b.call(g.mg.intrinsic("free", ir.VoidType(), [T.PTR_LL]), [heap])
-    b.branch(done_bb)
-    b.position_at_end(done_bb)
-    return b.select(neg, I32(-1), I32(0))
+    return "".join(out).encode("latin-1"), vals
+
+
+def _padded_string(m, text):
+    """What C prints for conversion m (an %s) of string `text`: cut to the precision, padded
+    with spaces to the width (on the right with '-'; the other flags do nothing for %s)."""
+    prec = m.group("prec")
+    if prec is not None:
+        text = text[:int(prec or 0)]
+    width = int(m.group("width") or 0)
+    return text.ljust(width) if "-" in m.group("flags") else text.rjust(width)
 
 
 def _c_spec(head, ln, conv, x, et, vals, g):
@@ -127,3 +125,35 @@ def _c_spec(head, ln, conv, x, et, vals, g):
         vals.append(x)
         return head + conv
     raise CompileError("printf: unsupported conversion %%%s" % conv)
+
+
+def emit_host_printf(g, c_format, values):
+    """The host's printf: snprintf into a stack buffer (malloc'd memory when longer), then one
+    write(1, ...); returns 0, or -1 when snprintf fails."""
+    b = g.b
+    gfmt = g.mg.string(c_format + b"\0")
+    snprintf = g.mg.intrinsic("snprintf", I32, [T.PTR_LL, I64, T.PTR_LL])
+    if not snprintf.function_type.var_arg:
+        raise CompileError("internal: snprintf declared without varargs")
+    write = g.mg.intrinsic("write", I64, [I32, T.PTR_LL, I64])
+    buf = g.alloca(T.Array(T.CHAR, BUFFER))
+    nchars = b.call(snprintf, [buf, I64(BUFFER), gfmt] + values)
+    n64 = b.sext(nchars, I64)
+    fits = b.icmp_signed("<", n64, I64(BUFFER))
+    small_bb = g.fn.append_basic_block("printf.small")
+    big_bb = g.fn.append_basic_block("printf.big")
+    done_bb = g.fn.append_basic_block("printf.done")
+    neg = b.icmp_signed("<", n64, I64(0))
+    b.cbranch(b.or_(fits, neg), small_bb, big_bb)
+    b.position_at_end(small_bb)
+    b.call(write, [I32(1), buf, b.select(neg, I64(0), n64)])
+    b.branch(done_bb)
+    b.position_at_end(big_bb)
+    size = b.add(n64, I64(1))
+    heap = b.call(g.mg.intrinsic("malloc", T.PTR_LL, [I64]), [size])
+    b.call(snprintf, [heap, size, gfmt] + values)
+    b.call(write, [I32(1), heap, n64])
+    b.call(g.mg.intrinsic("free", ir.VoidType(), [T.PTR_LL]), [heap])
+    b.branch(done_bb)
+    b.position_at_end(done_bb)
+    return b.select(neg, I32(-1), I32(0))

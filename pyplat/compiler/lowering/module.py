@@ -12,6 +12,7 @@ import struct as _struct
 from llvmlite import ir
 
 from .. import progvars as PV
+from ..builtins.printf import emit_host_printf
 from ..tree import CompileError
 from . import barrier_tree, workgroup
 from .barriers import BarrierKernelGen
@@ -20,6 +21,8 @@ from .irbuild import I8, PTR, VOIDT
 
 
 class ModuleGen:
+    PRINTF_STRING_POINTERS = True      # printf's %s may take a pointer (else: string literals only)
+
     def __init__(self, opts, triple="", data_layout=""):
         self.module = ir.Module(name="pyplat")
         self.module.triple = triple
@@ -35,6 +38,7 @@ class ModuleGen:
         self.export_vars = False       # a compiled object: program-scope variables are linkable
         self.var_symbols = {}          # name -> (size, declared only) of those (export_vars)
         self.fp_contract = None        # pragmas.FPContract where the program has FP_CONTRACT pragmas
+        self.printf_formats = {}       # format id -> (C format, value kinds): NVPTX's printf records
 
     # -------------------------------------------------------------- helpers
     def intrinsic(self, name, ret, args, var_arg=False):
@@ -50,6 +54,10 @@ class ModuleGen:
     def float_remainder(self, g, a, c, t):
         """fmod(a, c) of type t: LLVM's frem, which the host's back end makes exact."""
         return g.b.frem(a, c)
+
+    def emit_printf(self, g, c_format, values):
+        """printf's call (builtins/printf.py parsed it): C format bytes and vararg values."""
+        return emit_host_printf(g, c_format, values)
 
     def memory_fence(self, b):
         """mem_fence(): nothing to emit, one thread runs the work-group in program order."""

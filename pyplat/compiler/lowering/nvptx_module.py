@@ -2,7 +2,8 @@
 
 What differs from the CPU's ModuleGen (module.py): no work-group loop and no loop fission (every
 kernel gets a PTX entry, nvptx_entry.py, and `barrier()` is the native `bar.sync`); kernel-scope
-`__local` variables live in shared memory; memory fences are real fences; and the math functions
+`__local` variables live in shared memory; memory fences are real fences; printf appends records
+to a device buffer (nvptx_printf.py); and the math functions
 the CPU takes from libm or from LLVM intrinsics that NVPTX cannot select (sin, exp, pow...)
 become calls of libdevice's `__nv_*` functions (linked later, targets/nvptx_codegen.py). What the
 device cannot do is a CompileError naming it, never an LLVM error (which would end the process).
@@ -10,7 +11,7 @@ device cannot do is a CompileError naming it, never an LLVM error (which would e
 from llvmlite import ir
 
 from ..tree import CompileError
-from . import nvptx_entry
+from . import nvptx_entry, nvptx_printf
 from .function import FuncGen
 from .irbuild import I32, PTR
 from .module import ModuleGen
@@ -28,7 +29,6 @@ LIBDEVICE_FUNCTIONS = frozenset(
         "hypot", "cbrt", "erf", "erfc", "tgamma", "lgamma", "nextafter", "fdim", "remainder", "sqrt",
         "floor", "ceil", "round", "trunc", "rint", "nearbyint", "fma", "fmin", "fmax", "copysign",
         "ldexp", "frexp", "sincos", "remquo", "ilogb") for s in ("", "f"))
-PRINTF_FUNCTIONS = ("snprintf", "write", "malloc", "free")
 LIBDEVICE_PREFIX = "__nv_"
 MAX_THREADS_PER_BLOCK = 1024        # every GPU sm_70 and newer
 
@@ -62,6 +62,8 @@ class NvptxFuncGen(FuncGen):
 
 
 class NvptxModuleGen(ModuleGen):
+    PRINTF_STRING_POINTERS = False     # the host formats the records: no device strings to read
+
     def __init__(self, opts, arch):
         super().__init__(opts, nvptx_entry.TRIPLE, nvptx_entry.DATA_LAYOUT)
         self.arch = arch
@@ -75,8 +77,6 @@ class NvptxModuleGen(ModuleGen):
     def intrinsic(self, name, ret, args, var_arg=False):
         if name in self.intrinsics:
             return self.intrinsics[name]
-        if name in PRINTF_FUNCTIONS:
-            self._refuse("printf is not supported on this device yet (NVPTX)")
         if name.startswith("f."):        # the builtin library's definitions (library.py)
             return super().intrinsic(name, ret, args, var_arg)
         if name.startswith("llvm."):
@@ -148,6 +148,9 @@ class NvptxModuleGen(ModuleGen):
         for large quotients (fmod(DBL_MAX, 2.5) gave -5e291)."""
         from ..builtins.helpers import libm
         return libm(g, "fmod", t, [a, c])
+
+    def emit_printf(self, g, c_format, values):
+        return nvptx_printf.emit_record(self, g, c_format, values)
 
     def memory_fence(self, b):
         """mem_fence() and friends: order this work-item's accesses as seen by its work-group."""

@@ -4,6 +4,7 @@
     t = nvptx_target("sm_90")
     r = build(source, options, target=t)     # pyplat.compiler.build
     r.ptx                                    # PTX text, one .entry per kernel, named as the kernel
+    r.printf_formats                         # {format id: (C format, kinds)} of its printf records
     r.kernels["k"].symbol                    # that entry's name; .address is None
 
 Front end, typing and lowering are the CPU's; the module generator (lowering/nvptx_module.py)
@@ -12,7 +13,7 @@ end (nvptx_codegen.py). Results are cached like the CPU's, under a key that name
 """
 import re
 
-from ..lowering import nvptx_entry
+from ..lowering import nvptx_entry, nvptx_printf
 from ..lowering.nvptx_module import NvptxModuleGen
 from ..metadata import kernel_infos
 from ..objects import pack_package
@@ -26,6 +27,8 @@ LOCAL_ARG_ALIGN = nvptx_entry.LOCAL_ARG_ALIGN
 shared_layout = nvptx_entry.shared_layout
 launch_record = nvptx_entry.launch_record
 launch_dimensions = nvptx_entry.launch_dimensions
+PRINTF_SYMBOL = nvptx_printf.PRINTF_SYMBOL
+PRINTF_BUFFER_BYTES = nvptx_printf.PRINTF_BUFFER_BYTES
 
 _ARCH = re.compile(r"sm_([1-9][0-9]{1,2})[af]?$")
 OLDEST_ARCH = 70        # Volta: the memory model the lowering's fences and atomics are written for
@@ -65,6 +68,7 @@ class NvptxTarget:
             raise ValueError("a package for %r, not %s" % (meta.get("target"), self.name))
         r = BuildResult(True, meta.get("log", ""), kernels=kernel_infos(meta["kernels"], None))
         r.ptx = payload.decode()
+        r.printf_formats = {int(i): (f, kinds) for i, (f, kinds) in meta.get("printf_formats", {}).items()}
         r.target = self
         r.package = bytes(package) if package is not None else pack_package(meta, payload)
         return r

@@ -2,7 +2,7 @@
 linked) -> PTX text for one `sm_XX`.
 
 libdevice is linked when the module calls `__nv_*` functions; everything but the kernels' entries
-is made internal, so the optimiser keeps only what the kernels use. Before code generation the
+(and printf's buffer, which the host reads) is made internal, so the optimiser keeps only what the kernels use. Before code generation the
 module's remaining external calls are checked: LLVM's NVPTX back end ends the whole process on
 what it cannot select (a libm call, `llvm.sin`), so such a program is a build error here instead.
 """
@@ -11,6 +11,7 @@ import llvmlite.binding as llvm
 from .. import jit
 from ..lowering.nvptx_entry import TRIPLE
 from ..lowering.nvptx_module import HOST_ONLY_INTRINSICS, LIBDEVICE_PREFIX
+from ..lowering.nvptx_printf import PRINTF_SYMBOL
 from ..tree import CompileError
 from . import libdevice
 
@@ -52,8 +53,8 @@ def ptx(ir_text, arch, opt_level, entries):
         for f in mod.functions:
             if not f.is_declaration and f.name not in keep:
                 f.linkage = "internal"
-        for g in mod.global_variables:
-            if not g.is_declaration:
+        for g in mod.global_variables:      # (the printf buffer stays visible to the host)
+            if not g.is_declaration and g.name != PRINTF_SYMBOL:
                 g.linkage = "internal"
         mod.verify()
         tm = target.create_target_machine(cpu=arch, opt=opt_level or 0)
