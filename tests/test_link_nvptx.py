@@ -212,12 +212,31 @@ def test_an_input_without_the_targets_object_fails_the_link_for_that_device():
 
 
 def test_a_device_whose_compile_fails_fails_the_compile_alone():
-    src = '__kernel void k(__global int *o) { printf("%d", o[0]); }\n'
+    src = '__kernel void k(__constant char *s) { printf("%s", s); }\n'    # %s of a non-literal
     p = Program(CTX, src)
     r = p.compile([CPU, GPU], "", [])
-    assert not r.ok and "printf is not supported on this device" in r.log
+    assert not r.ok and "must be a string literal on this device" in r.log
     assert p.status[CPU] == cl.CL_BUILD_SUCCESS and p.status[GPU] == cl.CL_BUILD_ERROR
     assert p.device_objects == {} and p.ir_object is not None
+
+
+def test_each_devices_binary_of_an_object_links_for_that_device():
+    """CL_PROGRAM_BINARIES of a compiled object: the host's object for the CPU, the host's and
+    its target's for a GPU; programs made from them link for every device."""
+    kernel = compiled(KERNEL, [CPU, GPU])
+    cpu_bin, gpu_bin = kernel.binary(CPU), kernel.binary(GPU)
+    assert cpu_bin == kernel.ir_object and gpu_bin != cpu_bin
+    cpu_parsed, gpu_parsed = Program.parse_binary(cpu_bin), Program.parse_binary(gpu_bin)
+    assert cpu_parsed.get("object_target") is None and gpu_parsed["object_target"] == SM90.name
+    assert gpu_parsed["ir_object"] == kernel.ir_object and gpu_parsed["device_object"] == kernel.device_objects[SM90]
+    assert Program.parse_binary(gpu_bin[:-1] + bytes([gpu_bin[-1] ^ 1])) is None       # every byte checked
+    from_binary = Program(CTX, binary_options="", devices=[CPU, GPU], ir_object=gpu_parsed["ir_object"],
+                          binary_type=gpu_parsed["binary_type"], device_objects={SM90: gpu_parsed["device_object"]})
+    p = Program(CTX, "", devices=[CPU, GPU])
+    r = p.link([CPU, GPU], "", [compiled(HELPERS, [CPU, GPU]), from_binary])
+    assert r.ok, r.log
+    assert p.built_for(CPU) and p.built_for(GPU) and ".entry k(" in p.device_result(GPU).ptx
+    assert compiled(HELPERS, [CPU]).binary(GPU) == b""       # no object of that target: no binary
 
 
 def test_building_an_object_binary_for_a_gpu_says_it_holds_host_code_only():

@@ -55,11 +55,39 @@ def clCreateProgramWithBinary(context, num_devices, device_list, lengths, binari
     check(all(parsed), cl.CL_INVALID_BINARY, "not an intact PyPlat program binary (damaged, or not "
                                              "made by PyPlat, or an object of another machine)")
     b = parsed[0]
-    check(all(p == b for p in parsed), cl.CL_INVALID_BINARY, "binaries of different programs")
+    device_objects = {}
+    if b["ir_object"] is not None:
+        b, device_objects = _objects_per_target(devices, parsed, statuses)
+    else:
+        check(all(p == b for p in parsed), cl.CL_INVALID_BINARY, "binaries of different programs")
     prog = Program(ctx, b["source"], binary_options=b["options"], devices=devices, package=b["package"],
-                   ir_object=b["ir_object"], binary_type=b["binary_type"])
+                   ir_object=b["ir_object"], binary_type=b["binary_type"], device_objects=device_objects)
     prog.no_source = b["linked"]
     return handles.handle_of(prog, handles.PROGRAM)
+
+
+def _objects_per_target(devices, parsed, statuses):
+    """Compiled objects or libraries, one binary per device: a host device's is the host's
+    object, a GPU's carries the host's and its target's (Program.binary). All must be of one
+    program. Returns (the parsed binary giving the host's object, {target: object})."""
+    kinds = {p["binary_type"] for p in parsed}
+    check(len(kinds) == 1 and None not in [p["ir_object"] for p in parsed], cl.CL_INVALID_BINARY,
+          "binaries of different kinds (compiled objects, libraries, executables) for one program")
+    objects = {}
+    for i, (d, p) in enumerate(zip(devices, parsed)):
+        target = d.compiler_target
+        if p.get("object_target") != (target.name if target is not None else None):
+            if statuses is not None:
+                statuses[i] = cl.CL_INVALID_BINARY
+            check(False, cl.CL_INVALID_BINARY, f"binary {i} is an object for "
+                  f"{p.get('object_target') or 'the host'}, not for {d.name}")
+        if target is not None:
+            check(objects.get(target, p["device_object"]) == p["device_object"], cl.CL_INVALID_BINARY,
+                  "binaries of different programs")
+            objects[target] = p["device_object"]
+    check(all(p["ir_object"] == parsed[0]["ir_object"] for p in parsed), cl.CL_INVALID_BINARY,
+          "binaries of different programs")
+    return parsed[0], objects
 
 
 @entry
@@ -194,7 +222,7 @@ INFO = {
     cl.CL_PROGRAM_DEVICES: (info.size_t_array, lambda p: [handles.handle_of(d, handles.DEVICE) for d in p.devices]),
     cl.CL_PROGRAM_SOURCE: (info.string, lambda p: p.source),
     cl.CL_PROGRAM_IL: (info.raw, lambda p: b""),
-    cl.CL_PROGRAM_BINARY_SIZES: (info.size_t_array, lambda p: [len(p.binary())] * len(p.devices)),
+    cl.CL_PROGRAM_BINARY_SIZES: (info.size_t_array, lambda p: [len(p.binary(d)) for d in p.devices]),
     cl.CL_PROGRAM_NUM_KERNELS: (info.size_t, lambda p: len(_require_built(p).kernel_names)),
     cl.CL_PROGRAM_KERNEL_NAMES: (info.string, lambda p: ";".join(_require_built(p).kernel_names)),
     cl.CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT: (info.boolean, lambda p: False),
@@ -211,8 +239,8 @@ def clGetProgramInfo(program, param_name, param_value_size, param_value, param_v
         info.return_value(b"\0" * 8 * n, param_value_size, 0, param_value_size_ret)
         if param_value:
             check(param_value_size >= 8 * n, cl.CL_INVALID_VALUE, "param_value_size too small")
-            data = prog.binary()
-            for ptr in (ctypes.c_size_t * n).from_address(param_value):
+            for d, ptr in zip(prog.devices, (ctypes.c_size_t * n).from_address(param_value)):
+                data = prog.binary(d)
                 if ptr and data:
                     ctypes.memmove(ptr, data, len(data))
         return

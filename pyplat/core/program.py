@@ -10,6 +10,8 @@ from pyplat.runtime.faults import keep_fault_guard_first
 # (object code and metadata; may be empty) + sha256 of all of it. Compiled objects and libraries
 # are the compiler's IR objects as they are (PYPLAT-IR-2, with their own checksum).
 BINARY_MAGIC = b"PYPLAT-PROGRAM-3\n"
+# A GPU's binary of a compiled object or library: the host's object and its target's.
+BUNDLE_MAGIC = b"PYPLAT-OBJECTS-1\n"
 # Earlier PyPlat versions' binaries (no checksum; -2 also carried object code). Programs keep
 # such binaries (pyopencl's on-disk cache does), so their source is taken and compiled again;
 # their object code is never loaded.
@@ -21,7 +23,7 @@ class Program(RefCounted):
     build produces one result that serves every device it was built for."""
 
     def __init__(self, context, source=None, binary_options=None, devices=None, package=None,
-                 ir_object=None, binary_type=None):
+                 ir_object=None, binary_type=None, device_objects=None):
         super().__init__()
         self.context = context.retain()
         self.devices = list(devices or context.devices)
@@ -37,9 +39,9 @@ class Program(RefCounted):
         self.device_results = {}       # compiler target -> its BuildResult (devices with their own code)
         self.package = package         # from a binary: loaded by build() without compiling
         self.ir_object = ir_object     # compiled object / library (compiler.compile_object, link)
-        # compiler target -> its compiled object / library (devices with their own code); the
-        # program binaries (CL_PROGRAM_BINARIES) carry only the host's ir_object
-        self.device_objects = {}
+        # compiler target -> its compiled object / library (devices with their own code); each
+        # device's program binary (CL_PROGRAM_BINARIES) is its target's
+        self.device_objects = dict(device_objects or {})
         if binary_type is not None:
             self.binary_type = binary_type
         self.linked = False            # made by clLinkProgram (cannot be compiled or built)
@@ -218,13 +220,23 @@ class Program(RefCounted):
     def kernel_names(self):
         return list(self.result.kernels) if self.result else []
 
-    def binary(self):
-        """The program as CL_PROGRAM_BINARIES returns it: source and options in a container that
-        clCreateProgramWithBinary accepts (building it recompiles the source)."""
+    def binary(self, device=None):
+        """The program as CL_PROGRAM_BINARIES returns it for `device`: a compiled object or
+        library of its compiler target; for an executable, source and options in a container
+        that clCreateProgramWithBinary accepts (building it recompiles the source)."""
         if self.binary_type == cl.CL_PROGRAM_BINARY_TYPE_NONE:
             return b""
         if self.binary_type in (cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, cl.CL_PROGRAM_BINARY_TYPE_LIBRARY):
-            return self.ir_object or b""
+            target = getattr(device, "compiler_target", None)
+            if target is None:
+                return self.ir_object or b""
+            device_object = self.device_objects.get(target)
+            if not device_object or not self.ir_object:
+                return b""
+            # the host's object comes along: a link needs it for the kernels' metadata
+            from pyplat.compiler import seal
+            h = {"host_size": len(self.ir_object), "device_size": len(device_object)}
+            return seal(BUNDLE_MAGIC + json.dumps(h).encode() + b"\n" + self.ir_object + device_object)
         package = getattr(self.result, "package", None) if self.result is not None else self.package
         from pyplat.compiler import read_package, seal
         parts = read_package(package) if package else None
@@ -248,6 +260,8 @@ class Program(RefCounted):
         out = {"source": "", "options": "", "package": None, "ir_object": None, "linked": False,
                "binary_type": cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE}
         from pyplat.compiler import OBJECT_MAGIC, read_package, unpack_object, unseal
+        if data.startswith(BUNDLE_MAGIC):
+            return Program._parse_bundle(data, out)
         if data.startswith(OBJECT_MAGIC):
             parts = unpack_object(data)
             if parts is None:
@@ -278,6 +292,33 @@ class Program(RefCounted):
                 return None
         elif out["linked"]:
             return None           # an executable with neither object code nor source
+        return out
+
+    @staticmethod
+    def _parse_bundle(data, out):
+        """A device's binary of a compiled object or library: the host's object, then its
+        target's (out["device_object"], out["object_target"]: the target's name)."""
+        from pyplat.compiler import unpack_object, unseal
+        from pyplat.compiler.objects import ANY_TARGET
+        body = unseal(data)
+        if body is None:
+            return None
+        try:
+            header, _, rest = bytes(body[len(BUNDLE_MAGIC):]).partition(b"\n")
+            h = json.loads(header)
+            n, m = h["host_size"], h["device_size"]
+            if not (isinstance(n, int) and isinstance(m, int) and n >= 0 and m >= 0 and n + m == len(rest)):
+                return None
+        except (ValueError, KeyError, TypeError):
+            return None
+        host, device = rest[:n], rest[n:]
+        host_parts, device_parts = unpack_object(host), unpack_object(device, target=ANY_TARGET)
+        if host_parts is None or device_parts is None or device_parts[0].get("target") is None \
+                or host_parts[0]["kind"] != device_parts[0]["kind"]:
+            return None
+        out.update(ir_object=host, device_object=device, object_target=device_parts[0]["target"],
+                   binary_type=(cl.CL_PROGRAM_BINARY_TYPE_LIBRARY if host_parts[0]["kind"] == "library"
+                                else cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT))
         return out
 
     @staticmethod

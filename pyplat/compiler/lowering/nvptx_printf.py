@@ -22,8 +22,9 @@ from ..tree import CompileError
 from .irbuild import I32, I64, PTR
 
 PRINTF_SYMBOL = "__pyplat_printf_buffer"
-PRINTF_BUFFER_BYTES = 1 << 20
 PRINTF_HEADER_BYTES = 8          # the cursor (and padding to the records' alignment)
+# records get 1 MiB, the spec's minimum CL_DEVICE_PRINTF_BUFFER_SIZE (full profile)
+PRINTF_BUFFER_BYTES = (1 << 20) + PRINTF_HEADER_BYTES
 RECORD_HEADER_BYTES = 8          # format id, record size
 VALUE_BYTES = 8
 GLOBAL = 1                       # the global-memory address space

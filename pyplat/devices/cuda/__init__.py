@@ -3,8 +3,9 @@
 Found at run time: no library, no driver or no GPU means no device, and no error. Programs are
 built for the GPU's architecture by the compiler's NVPTX target (docs/compiler.md, "NVPTX
 target", whose launch ABI launch.py follows); buffers live in device memory (memory.py) and
-reach it through the core's transfers. Commands run as actions on the runtime's pool threads:
-each launches or copies and waits for the GPU, so its completion is the GPU's.
+reach it through the core's transfers. Commands run as actions on the runtime's pool threads,
+each on its thread's CUDA stream (streams.py), waiting for the GPU: its completion is the GPU's.
+printf's records come back after each printing launch (launch.py, printf_output.py).
 """
 import ctypes
 
@@ -71,6 +72,7 @@ class CUDA:
 
     def describe(self, index):
         from pyplat.compiler import nvptx_target
+        from pyplat.compiler.lowering.nvptx_printf import PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES
         lib = cu.api()
         ctx = self.context(index)
         raw = ctypes.create_string_buffer(256)
@@ -99,5 +101,5 @@ class CUDA:
             local_mem_size=48 * KiB, local_mem_type=cl.CL_LOCAL,
             max_constant_buffer_size=a("total_constant_memory"),
             execution_capabilities=cl.CL_EXEC_KERNEL,
-            # A GPU has no printf here yet (the compiler refuses it): a small buffer is reported.
-            printf_buffer_size=1 << 20)
+            # each module's printf buffer (compiler/lowering/nvptx_printf.py), less its cursor
+            printf_buffer_size=PRINTF_BUFFER_BYTES - PRINTF_HEADER_BYTES)

@@ -81,6 +81,7 @@ def _declare(lib):
         "cuEventSynchronize": [vp], "cuEventElapsedTime": [ctypes.POINTER(ctypes.c_float), vp, vp],
         "cuStreamWaitEvent": [vp, vp, u32],
         "cuMemcpyAsync": [u64, u64, ctypes.c_size_t, vp],
+        "cuMemcpyDtoH_v2": [vp, u64, ctypes.c_size_t],
         "cuMemcpyHtoDAsync_v2": [u64, vp, ctypes.c_size_t, vp],
         "cuMemcpyDtoHAsync_v2": [vp, u64, ctypes.c_size_t, vp],
         "cuMemHostAlloc": [ctypes.POINTER(vp), ctypes.c_size_t, u32], "cuMemFreeHost": [vp],

@@ -3,35 +3,66 @@
 parameters (buffers as device addresses, `__local` pointers as offsets into the launch's
 dynamic shared memory, values as their bytes), then the 56-byte launch record."""
 import ctypes
+import os
 import threading
 
 from pyplat.devices.cuda import driver_api as cu
 from pyplat.devices.cuda import streams
 
-_modules = {}              # (id of the build result, context handle) -> (result, module)
+_modules = {}              # (id of the build result, context handle) -> LoadedModule
 _lock = threading.Lock()
 STATIC_SHARED_LIMIT = 48 << 10    # beyond it a launch must opt in (cuFuncSetAttribute)
 
 
-def load_function(context, result, symbol):
-    """The CUfunction of entry `symbol` of a build result's PTX, its module loaded once per
-    context (the result is kept with it, so its id stays its own)."""
+class LoadedModule:
+    """A build result's PTX loaded in one context: its functions by name, and where its printf
+    buffer is (device address, size; 0 when its kernels cannot print). Printing launches of a
+    module take turns (`printing`): they share its one buffer."""
+
+    def __init__(self, context, result):
+        lib = cu.api()
+        self.result = result           # (kept with the module, so its id stays its own)
+        self.handle = ctypes.c_void_p()
+        context.make_current()
+        cu.check(lib.cuModuleLoadData(ctypes.byref(self.handle), result.ptx.encode() + b"\0"),
+                 "cuModuleLoadData")
+        self.functions = {}
+        self.printf_address, self.printf_size = 0, 0
+        if getattr(result, "printf_formats", None):
+            from pyplat.devices.cuda.printf_output import PRINTF_SYMBOL
+            address, size = ctypes.c_uint64(), ctypes.c_size_t()
+            cu.check(lib.cuModuleGetGlobal_v2(ctypes.byref(address), ctypes.byref(size), self.handle,
+                                              PRINTF_SYMBOL.encode()), "cuModuleGetGlobal")
+            self.printf_address, self.printf_size = address.value, size.value
+        self.printing = threading.Lock()
+
+    def function(self, symbol):
+        if symbol not in self.functions:
+            fn = ctypes.c_void_p()
+            cu.check(cu.api().cuModuleGetFunction(ctypes.byref(fn), self.handle, symbol.encode()),
+                     "cuModuleGetFunction")
+            self.functions[symbol] = fn
+        return self.functions[symbol]
+
+    def printed(self):
+        """What the last printing launch printed (its buffer read back and formatted)."""
+        from pyplat.devices.cuda import printf_output
+
+        def read(offset, n):
+            out = ctypes.create_string_buffer(n)
+            cu.check(cu.api().cuMemcpyDtoH_v2(out, self.printf_address + offset, n), "printf buffer")
+            return out.raw
+        return printf_output.drain(read, self.result.printf_formats, capacity=self.printf_size)
+
+
+def loaded_module(context, result):
+    """The LoadedModule of a build result in `context`, loaded once."""
     key = (id(result), context.handle.value)
     with _lock:
         entry = _modules.get(key)
         if entry is None:
-            context.make_current()
-            module = ctypes.c_void_p()
-            cu.check(cu.api().cuModuleLoadData(ctypes.byref(module), result.ptx.encode() + b"\0"),
-                     "cuModuleLoadData")
-            entry = _modules[key] = (result, module, {})
-        functions = entry[2]
-        if symbol not in functions:
-            fn = ctypes.c_void_p()
-            cu.check(cu.api().cuModuleGetFunction(ctypes.byref(fn), entry[1], symbol.encode()),
-                     "cuModuleGetFunction")
-            functions[symbol] = fn
-        return functions[symbol]
+            entry = _modules[key] = LoadedModule(context, result)
+        return entry
 
 
 def launch_action(context, result, kernel_info, args, work_dim, global_size, local_size, offset):
@@ -48,7 +79,8 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
 
     def launch():
         lib = cu.api()
-        fn = load_function(context, result, kernel_info.symbol)
+        module = loaded_module(context, result)
+        fn = module.function(kernel_info.symbol)
         storage, next_local = [], iter(offsets)
         for kind, value in args:
             if kind == "mem":
@@ -69,5 +101,16 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
         def work(stream):
             cu.check(lib.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                         dynamic, stream, params, None), "cuLaunchKernel")
-        return streams.lane(context).run(work, "kernel " + kernel_info.name)
+        lane = streams.lane(context)
+        if not (module.printf_address and getattr(kernel_info, "prints", True)):
+            return lane.run(work, "kernel " + kernel_info.name)
+        with module.printing:           # the cursor zeroed first, the records read after
+            def printing_work(stream):
+                cu.check(lib.cuMemsetD8Async(module.printf_address, 0, 8, stream), "cuMemsetD8Async")
+                work(stream)
+            elapsed = lane.run(printing_work, "kernel " + kernel_info.name)
+            out = module.printed()
+        while out:                      # (the descriptor the CPU device's printf writes to)
+            out = out[os.write(1, out):]
+        return elapsed
     return launch
