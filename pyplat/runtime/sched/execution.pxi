@@ -10,10 +10,10 @@ cdef int run_python(cmd_t *c) noexcept with gil:
     action = <object>c.action
     try:
         result = action()
-        if isinstance(result, int) and result < 0:
-            return result
-        if isinstance(result, int):
-            c.device_ns = result
+        if type(result) is int:
+            if result < 0:              # a CL error: the command fails with it
+                return result
+            c.device_ns = result        # its run time on the device's clock
         return ST_COMPLETE
     except BaseException as e:
         sys.stderr.write(f"pyplat: command failed: {e}\n{traceback.format_exc()}")
