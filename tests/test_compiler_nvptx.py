@@ -394,3 +394,39 @@ def test_members_of_packed_structs_are_never_accessed_wider_than_their_alignment
             if re.search(r"\b(ld\.global|ld\.shared|st\.shared)\.(b|u|s)64\b", line)]
     assert not wide, wide
     assert re.search(r"\bst\.global\.(b|u|s)64\b", ptx)
+
+
+PACKED_DOUBLE = r"""
+struct __attribute__((__packed__)) wrapped { double value; int dummy; };
+__kernel void k(__global const double *in, __global double *out) {
+    __local struct wrapped d[65];
+    size_t l = get_local_id(0);
+    d[l].value = in[l] + in[l + 1];          /* an f64 result stored byte by byte */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[l] = d[(l + 1) % 64].value;
+}
+"""
+
+
+def test_truncating_stores_go_through_a_copy_of_the_register():
+    """The CUDA 13 driver's PTX JIT stores the low byte of the *integer value* for
+    `st.shared.b8 [a], %rd` when an f64 instruction wrote %rd (pyopencl's float64 scan read
+    7.0 back as 7.000000000000006 on an H100); a copy of the register first gives its bits
+    (targets/ptx_fixups.py). No store may name a register wider than what it stores."""
+    ptx = ptx_of(PACKED_DOUBLE).ptx
+    assert re.search(r"add\.rn\.f64", ptx)
+    widths = {"rs": 16, "r": 32, "rd": 64}
+    stores = re.findall(r"\bst(?:\.[a-z]+)*\.[bsu](8|16|32)\s+\[[^\]]*\],\s*%(rs|rd|r)\d+", ptx)
+    assert not [s for s in stores if widths[s[1]] > int(s[0])], stores
+    assert re.search(r"mov\.b64 %pp_bits, %rd\d+; st\.shared\.b8 \[[^\]]*\], %pp_bits;", ptx)
+
+
+def test_ptxas_assembles_the_store_copies(tmp_path):
+    ptxas = _ptxas()
+    if ptxas is None:
+        pytest.skip("ptxas not installed (pip install nvidia-cuda-nvcc-cu12)")
+    path = tmp_path / "packed.ptx"
+    path.write_text(ptx_of(PACKED_DOUBLE).ptx)
+    p = subprocess.run([ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / "packed.cubin")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr

@@ -193,3 +193,44 @@ def test_cuda_without_a_gpu_is_no_device_and_no_error():
         report(names=[d.name for d in devices], ok=bool((read(q, buf) == 2 * a + 1).all()))
     ''', "cpu,cuda")
     assert len(r["names"]) == 1 and r["ok"]
+
+
+def test_a_space_that_loses_its_contents_fails_the_commands_that_need_them_until_rewritten():
+    # What a kernel fault that breaks a GPU's context does (devices/cuda/faults.py), on cpu-separate:
+    # ranges only that space held are lost; nothing reads zeros or stale bytes in their place.
+    r = run('''
+        from pyplat.core.platform import get_platform
+        cpu, sep = (cl.CommandQueue(ctx, d) for d in devices)
+        space = get_platform().devices[1].memory_space
+        only_there = cl.Buffer(ctx, mf.READ_WRITE, 4 * N)
+        fill_id(sep, (N,), None, only_there, np.int32(7))     # current only in the separate space
+        on_host = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.arange(N, dtype=np.int32))
+        sums = cl.Buffer(ctx, mf.READ_WRITE, 4 * N)
+        add(sep, (N,), None, on_host, on_host, sums)          # on_host: current on both sides
+        sep.finish()
+        space.lose_contents("test reset")
+        failed = []
+        for q in (cpu, sep):
+            try:
+                read(q, only_there)
+                failed.append(False)
+            except cl.Error as e:
+                failed.append("EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST" in str(e))
+        ev = twice(sep, (N,), None, only_there)               # a kernel that needs the lost bytes
+        try:
+            ev.wait()
+            kernel_status = ev.command_execution_status
+        except cl.Error:
+            kernel_status = -1
+        cpu, sep = (cl.CommandQueue(ctx, d) for d in devices)  # (the old ones hold failed commands)
+        kept = read(sep, on_host).tolist() == list(range(N))
+        twice(sep, (N,), None, on_host)                       # brought back from the host copy
+        kept_kernel = read(sep, on_host).tolist() == (2 * np.arange(N) + 1).tolist()
+        fill_id(sep, (N,), None, only_there, np.int32(5))     # rewritten: usable again
+        rewritten = read(sep, only_there).tolist() == (5 + np.arange(N)).tolist()
+        report(failed=failed, kernel_status=kernel_status, kept=kept, kept_kernel=kept_kernel,
+               rewritten=rewritten)
+    ''', "cpu,cpu-separate")
+    assert r["failed"] == [True, True]
+    assert r["kernel_status"] < 0
+    assert r["kept"] and r["kept_kernel"] and r["rewritten"]

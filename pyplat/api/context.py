@@ -69,6 +69,7 @@ def clCreateContext(properties, num_devices, devices, pfn_notify, user_data, err
     chosen = []
     for d in handles.lookup_array(num_devices, devices, Device, cl.CL_INVALID_DEVICE):
         check(d in platform.devices, cl.CL_INVALID_DEVICE, "not a device of the platform")
+        check(d.unavailable is None, cl.CL_DEVICE_NOT_AVAILABLE, f"{d.name} is unusable: {d.unavailable}")
         if not any(c is d for c in chosen):       # duplicates are ignored (spec)
             chosen.append(d)
     context = Context(platform, chosen, raw, _notify_callable(pfn_notify, user_data), interop)
@@ -80,9 +81,11 @@ def clCreateContextFromType(properties, device_type, pfn_notify, user_data, errc
     platform, raw, interop = _parse_properties(properties)
     check(pfn_notify or not user_data, cl.CL_INVALID_VALUE, "user_data without pfn_notify")
     check_device_type(device_type)
-    chosen = platform.devices_of_type(device_type)
-    if not chosen:
+    matching = platform.devices_of_type(device_type)
+    if not matching:
         raise CLError(cl.CL_DEVICE_NOT_FOUND)
+    chosen = [d for d in matching if d.unavailable is None]
+    check(chosen, cl.CL_DEVICE_NOT_AVAILABLE, f"{matching[0].name} is unusable: {matching[0].unavailable}")
     context = Context(platform, chosen, raw, _notify_callable(pfn_notify, user_data), interop)
     return context_handle(context)
 

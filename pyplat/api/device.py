@@ -108,7 +108,7 @@ DEVICE_INFO = {
     cl.CL_DEVICE_HOST_UNIFIED_MEMORY: (B, lambda d: d.shares_host_memory),
     cl.CL_DEVICE_PROFILING_TIMER_RESOLUTION: (SZ, lambda d: d.profiling_timer_resolution),
     cl.CL_DEVICE_ENDIAN_LITTLE: (B, lambda d: d.endian_little),
-    cl.CL_DEVICE_AVAILABLE: (B, lambda d: True),
+    cl.CL_DEVICE_AVAILABLE: (B, lambda d: d.unavailable is None),
     cl.CL_DEVICE_COMPILER_AVAILABLE: (B, lambda d: d.compiler_available),
     cl.CL_DEVICE_LINKER_AVAILABLE: (B, lambda d: d.linker_available),
     cl.CL_DEVICE_EXECUTION_CAPABILITIES: (BF, lambda d: d.execution_capabilities),

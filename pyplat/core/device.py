@@ -73,6 +73,12 @@ class Device(RefCounted):
         return self._driver
 
     @property
+    def unavailable(self):
+        """Why the device cannot be used any more (a GPU after a kernel fault), else None."""
+        ask = getattr(self.device_class, "unavailable", None)
+        return ask(self.class_index) if ask is not None else None
+
+    @property
     def shares_host_memory(self):
         return self.memory_space.shares_host
 

@@ -16,14 +16,22 @@ for the ranges it wrote, and it becomes their last writer.
 
 Every allocation starts zeroed. So the bytes of a buffer made without host data that no command
 has written yet are current in every space: they never need a transfer.
+
+A space can lose everything it holds (a GPU whose context a kernel fault broke, devices/spaces.py). Ranges whose
+only current copy was there are then *lost*: a command that needs them waits for a transfer that
+fails (its event ends with an error, and the reason is printed), until a command overwrites them.
+Nothing ever reads stale or zeroed bytes in their place.
 """
+import sys
 import threading
+import weakref
 
 from pyplat import cl
 from pyplat.devices.spaces import HOST
 
 _lock = threading.Lock()           # guards the segments and allocations of every buffer
 _counts = {"transfers": 0, "bytes": 0}
+_holders = {}                      # space -> the root buffers with an allocation there (weak)
 
 
 def stats():
@@ -53,14 +61,16 @@ class Everywhere(set):
 class Segment:
     """Bytes [start, end) of a root buffer: the spaces holding their current contents, the
     command that last wrote them, and the pending transfers into other spaces."""
-    __slots__ = ("start", "end", "valid", "writer", "arrivals")
+    __slots__ = ("start", "end", "valid", "writer", "arrivals", "lost")
 
-    def __init__(self, start, end, valid, writer=None, arrivals=None):
+    def __init__(self, start, end, valid, writer=None, arrivals=None, lost=None):
         self.start, self.end, self.valid, self.writer = start, end, valid, writer
         self.arrivals = arrivals or {}
+        self.lost = lost             # why no space holds these bytes any more, once that happened
 
     def split(self, at):
-        other = Segment(at, self.end, type(self.valid)(self.valid), self.writer, dict(self.arrivals))
+        other = Segment(at, self.end, type(self.valid)(self.valid), self.writer, dict(self.arrivals),
+                        self.lost)
         self.end = at
         return other
 
@@ -113,7 +123,28 @@ def address_in(buffer, space):
         copies = root.__dict__.setdefault("space_copies", {})
         if space not in copies:
             copies[space] = space.allocate(root.size)
+            holders = _holders.get(space)
+            if holders is None:
+                holders = _holders[space] = weakref.WeakSet()
+                space.loss_listeners.append(_forget_space)
+            holders.add(root)
         return copies[space][1] + (buffer.address - root.address)
+
+
+def _forget_space(space, reason):
+    """`space` lost every allocation: drop them, and mark the ranges only it held as lost."""
+    with _lock:
+        for root in list(_holders.get(space, ())):
+            root.space_copies.pop(space, None)
+            for s in root.__dict__.get("segments", ()):
+                s.arrivals.pop(space, None)
+                if isinstance(s.valid, Everywhere):
+                    continue
+                s.valid.discard(space)
+                if not s.valid:
+                    s.lost = reason
+        _holders.pop(space, None)
+        space.loss_listeners.remove(_forget_space)
 
 
 def readable_space(piece, preferred):
@@ -146,14 +177,32 @@ def bring(queue, pieces, space):
             for s in segs:
                 if space in s.valid:
                     continue
+                if not s.valid:               # lost: nothing can bring them
+                    runs.append((None, [s]))
+                    continue
                 source = HOST if HOST in s.valid else next(iter(s.valid))
                 if runs and runs[-1][0] is source and runs[-1][1][-1].end == s.start:
                     runs[-1][1].append(s)
                 else:
                     runs.append((source, [s]))
         for source, run in runs:
-            waits.append(_transfer(queue, root, run, source, space))
+            waits.append(_transfer(queue, root, run, source, space) if source is not None
+                         else _failed_transfer(queue, root, run))
     return waits
+
+
+def _failed_transfer(queue, root, segments):
+    """A transfer of lost bytes: it fails, and so does every command that waits for it."""
+    command = queue.new_command("transfer")
+    start, end, reason = segments[0].start, segments[-1].end, segments[0].lost
+
+    def fail():
+        sys.stderr.write(f"pyplat: bytes {start}..{end} of a buffer of {root.size} bytes were lost "
+                         f"({reason}); a command that needs them fails until they are written again\n")
+        return cl.CL_OUT_OF_RESOURCES
+    command.set_action(fail)
+    command.commit()
+    return command
 
 
 def _transfer(queue, root, segments, source, space):
@@ -204,3 +253,4 @@ def wrote(pieces, space, command):
                 s.valid = {space}
                 s.writer = command
                 s.arrivals = {}
+                s.lost = None

@@ -7,7 +7,8 @@ runtime driver its queues use; `memory_space(index)`, where its buffers live
 host; `describe` may name one per device). A class whose devices run code of their own (a
 target) also has `launch_action(index, build result, kernel info, argument values, work_dim,
 global size, local size, offset)`: a callable that runs one launch and waits for it (returning
-its run time on the device in ns, if it knows it: the command's profiled span)."""
+its run time on the device in ns, if it knows it: the command's profiled span). Optional:
+`unavailable(index)`, why a device cannot be used any more (None while it can)."""
 import importlib
 
 DEVICE_CLASSES = {

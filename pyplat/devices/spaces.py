@@ -9,6 +9,9 @@ needs the contents where they are not.
 A space says how to allocate and free, and how to set a transfer command's payload between two
 addresses of spaces it can reach. Spaces of the CPU device classes are all host-addressable, so
 their transfers are the runtime's copy commands.
+
+A space can lose everything it holds at once (a GPU whose context a kernel fault broke): `lose_contents` tells the listeners (the core's migration registers one) so that no
+command reads what is gone.
 """
 import numpy as np
 
@@ -33,6 +36,13 @@ class MemorySpace:
     def __init__(self, name, shares_host=False):
         self.name = name
         self.shares_host = shares_host
+        self.loss_listeners = []
+
+    def lose_contents(self, reason):
+        """Every allocation made here is gone or unreadable: each listener is called with
+        (space, reason)."""
+        for listener in list(self.loss_listeners):
+            listener(self, reason)
 
     def allocate(self, size):
         """(owner, address) of `size` zeroed bytes; dropping the owner frees them."""

@@ -14,6 +14,7 @@ from ..lowering.nvptx_module import HOST_ONLY_INTRINSICS, LIBDEVICE_PREFIX
 from ..lowering.nvptx_printf import PRINTF_SYMBOL
 from ..tree import CompileError
 from . import libdevice
+from .ptx_fixups import fix_truncating_stores
 
 _ready = []
 
@@ -61,7 +62,7 @@ def ptx(ir_text, arch, opt_level, entries):
         mod.data_layout = str(tm.target_data)        # (the lowering's types carry their own sizes)
         _optimise(mod, tm, opt_level)
         _check_calls(mod)
-        return tm.emit_assembly(mod)
+        return fix_truncating_stores(tm.emit_assembly(mod))
 
 
 def _link_libdevice(mod):

@@ -8,6 +8,7 @@ each on its thread's CUDA stream (streams.py), waiting for the GPU: its completi
 printf's records come back after each printing launch (launch.py, printf_output.py).
 """
 import ctypes
+import threading
 
 from pyplat import cl
 from pyplat.devices.cuda import driver_api as cu
@@ -19,17 +20,33 @@ KiB = 1 << 10
 
 
 class PrimaryContext:
-    """A device's primary context, made current on whichever thread works for it."""
+    """A device's primary context, made current on whichever thread works for it. `broken`:
+    why it cannot be used any more (a kernel fault, faults.py), else None; `on_break`
+    listeners (its memory space) are told once."""
 
     def __init__(self, ordinal):
         lib = cu.api()
+        self.name = f"GPU {ordinal}"
         self.device = ctypes.c_int()
         cu.check(lib.cuDeviceGet(ctypes.byref(self.device), ordinal), "cuDeviceGet")
         self.handle = ctypes.c_void_p()
         cu.check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(self.handle), self.device), "cuDevicePrimaryCtxRetain")
+        self.broken = None
+        self.on_break = []
+        self._breaking = threading.Lock()
 
     def make_current(self):
         cu.check(cu.api().cuCtxSetCurrent(self.handle), "cuCtxSetCurrent")
+
+    def mark_broken(self, reason):
+        """Record that the context is unusable (once). Returns whether this call marked it."""
+        with self._breaking:
+            if self.broken is not None:
+                return False
+            self.broken = reason
+        for listener in list(self.on_break):
+            listener(reason)
+        return True
 
 
 class CUDA:
@@ -63,6 +80,10 @@ class CUDA:
         """A callable that runs one launch on device `index` and waits for it (launch.py)."""
         return launch.launch_action(self.context(index), result, kernel_info, args, work_dim,
                                     global_size, local_size, offset)
+
+    def unavailable(self, index):
+        context = self._contexts.get(index)
+        return None if context is None else context.broken
 
     def attribute(self, index, name):
         value = ctypes.c_int()

@@ -31,7 +31,8 @@ class CudaError(RuntimeError):
         name = ctypes.c_char_p()
         if _lib is not None:
             _lib.cuGetErrorName(code, ctypes.byref(name))
-        super().__init__(f"{what}: {(name.value or b'CUDA error').decode()} ({code})")
+        self.name = (name.value or b"CUDA error").decode()
+        super().__init__(f"{what}: {self.name} ({code})")
         self.code = code
 
 

@@ -7,7 +7,7 @@ import os
 import threading
 
 from pyplat.devices.cuda import driver_api as cu
-from pyplat.devices.cuda import streams
+from pyplat.devices.cuda import faults, streams
 
 _modules = {}              # (id of the build result, context handle) -> LoadedModule
 _lock = threading.Lock()
@@ -113,4 +113,4 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
         while out:                      # (the descriptor the CPU device's printf writes to)
             out = out[os.write(1, out):]
         return elapsed
-    return launch
+    return faults.contained(context, "kernel " + kernel_info.name, launch)

@@ -6,7 +6,7 @@ writes, fills and copies work on host copies, and only kernels and transfers tou
 import ctypes
 
 from pyplat.devices.cuda import driver_api as cu
-from pyplat.devices.cuda import streams
+from pyplat.devices.cuda import faults, streams
 from pyplat.devices.spaces import MemorySpace
 
 STAGING_CHUNK = 8 << 20          # bytes per pinned staging buffer (two per lane)
@@ -40,6 +40,7 @@ class CudaSpace(MemorySpace):
     def __init__(self, index, context):
         super().__init__(f"cuda:{index}")
         self.context = context
+        context.on_break.append(self.lose_contents)
 
     def allocate(self, size):
         owner = DeviceAllocation(self, size)
@@ -58,7 +59,7 @@ class CudaSpace(MemorySpace):
             dst, src = dst_address(), src_address()
             lane = streams.lane(context)
             return lane.run(lambda stream: copy(lane, dst, src, size, stream), "transfer")
-        command.set_action(transfer)
+        command.set_action(faults.contained(context, "transfer", transfer))
 
 
 class Staging:
