@@ -147,7 +147,7 @@ def test_local_sizes_set_before_the_first_launch_are_used(env):
     CL.clReleaseCommandQueue(q)
 
 
-def test_a_missing_argument_still_fails_the_launch(env):
+def test_a_missing_or_released_argument_still_fails_the_launch(env):
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
     x, y = filled(ctx, q, np.arange(N)), make_buffer(ctx, 4 * N)
@@ -163,6 +163,14 @@ def test_a_missing_argument_still_fails_the_launch(env):
     assert set_arg(k, 2, int_arg(2)) == 0
     result, _ = run(q, k, y)
     assert np.array_equal(result, 2 * np.arange(N))
+    # a buffer released before the last argument is set: the launch says so
+    gone = make_buffer(ctx, 4 * N)
+    late = create_kernel(prog, b"axpb")
+    assert set_arg(late, 0, x) == 0 and set_arg(late, 1, gone) == 0 and set_arg(late, 2, int_arg(1)) == 0
+    assert CL.clReleaseMemObject(gone) == 0
+    assert set_arg(late, 3, int_arg(0)) == 0
+    assert launch(q, late, N, want_event=False)[0] == cl.CL_INVALID_KERNEL_ARGS
+    CL.clReleaseKernel(late)
     for obj in (launched, k):
         CL.clReleaseKernel(obj)
     for m in (x, y):

@@ -76,7 +76,6 @@ class Kernel(RefCounted):
         self._fast = not migration.context_moves_memory(program.context)
         self.slot = new_slot() if new_slot is not None else None   # the plan as the fast path sees it
         self._prepared = False        # prepare_plan has run once (see there)
-        self.prepare_plan()
 
     def set_arg(self, index, value):
         """value: ("mem", Buffer or None) | ("local", size) | ("value", bytes). The same value
@@ -90,18 +89,18 @@ class Kernel(RefCounted):
             self.prepare_plan()
 
     def prepare_plan(self):
-        """The first time every argument is set (at creation if there are none, or on a
-        clone): build the plan now, told the geometry of the latest launch validated for this
+        """The first time every argument is set (or on a clone): build the plan now, told the geometry of the latest launch validated for this
         kernel (LaunchShape.last_launch), so that the first clEnqueueNDRangeKernel finds what the
         native fast path needs and does not cross into Python to build it. Only once per kernel
         object: after that a changed memory argument drops the plan and the next launch builds
         one, so programs that set several buffers before each launch build one plan, not one
-        per argument."""
+        per argument. Nothing is built at creation, which stays cheap: a kernel without
+        arguments gets its plan at its first launch."""
         if not self.all_args_set:
             return
         self._prepared = True
-        if not self._fast or self.slot is None:
-            return
+        if not self._fast or self.slot is None or self.released_arg() is not None:
+            return                    # (a released buffer: the launch reports it)
         plan = self.plan()
         last = self.shape.last_launch
         if last is not None and plan.scratch_size <= last[0].local_mem_size:
