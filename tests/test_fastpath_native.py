@@ -497,7 +497,8 @@ def test_by_value_arguments_are_set_natively(env):
     set_arg(k, 2, ctypes.c_int(11))       # natively; Python has not looked yet
     del kernel.set_arg
     assert kernel.current_plan() is not plan and kernel.args[2] == ("value", (11).to_bytes(4, "little"))
-    twin = ctypes.c_size_t(CL.clCloneKernel(k, addr(err())))
+    clone_err = err()                     # alive until the entry has written it
+    twin = ctypes.c_size_t(CL.clCloneKernel(k, addr(clone_err)))
     assert twin.value
     set_arg(k, 1, other)                  # a memory object (Python) after a native value change
     assert launch(q, k, n)[0] == 0

@@ -1,4 +1,5 @@
 """Kernels: argument values as set by clSetKernelArg, and their snapshot for a launch."""
+import ctypes
 import struct
 
 from pyplat.core import migration
@@ -25,8 +26,9 @@ class LaunchShape:
     """What every object of one kernel (one program build, one kernel name) shares for launches,
     since it depends on the kernel's signature and attributes, not on argument values: the
     argument block's layout (see Kernel.snapshot), which arguments the kernel writes through, and
-    the launch sizes validated per device (api/enqueue.py)."""
-    __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "geometries")
+    the launch sizes validated per device (api/enqueue.py), the latest of which a new object's
+    first plan is told (Kernel.prepare_plan)."""
+    __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "geometries", "last_launch")
 
     def __init__(self, info):
         n = len(info.args)
@@ -44,6 +46,15 @@ class LaunchShape:
         self.value_sizes = tuple(0 if arg.kind in ("global", "constant", "local") else arg.size
                                  for arg in info.args)
         self.geometries = {}
+        self.last_launch = None
+
+    def remember_launch(self, device, work_dim, global_request, local_request, result):
+        """A launch geometry the API layer validated on `device` (the request's size_t arrays as
+        bytes; result: (global size, local size, offset, empty)), for plans made before their
+        first launch."""
+        self.last_launch = (device, work_dim, ctypes.create_string_buffer(global_request, len(global_request)),
+                            ctypes.create_string_buffer(local_request, len(local_request))
+                            if local_request else None, result)
 
 
 class Kernel(RefCounted):
@@ -64,6 +75,7 @@ class Kernel(RefCounted):
         # The fast path launches with host addresses and moves no memory: not in such contexts.
         self._fast = not migration.context_moves_memory(program.context)
         self.slot = new_slot() if new_slot is not None else None   # the plan as the fast path sees it
+        self._prepared = False        # prepare_plan has run once (see there)
 
     def set_arg(self, index, value):
         """value: ("mem", Buffer or None) | ("local", size) | ("value", bytes). The same value
@@ -73,6 +85,29 @@ class Kernel(RefCounted):
         old, self.args[index] = self.args[index], value
         if (self._plan is not None or self._space_plans) and not _same_arg(old, value):
             self.drop_plan()
+        elif not self._prepared:
+            self.prepare_plan()
+
+    def prepare_plan(self):
+        """The first time every argument is set (or on a clone): build the plan now, told the geometry of the latest launch validated for this
+        kernel (LaunchShape.last_launch), so that the first clEnqueueNDRangeKernel finds what the
+        native fast path needs and does not cross into Python to build it. Only once per kernel
+        object: after that a changed memory argument drops the plan and the next launch builds
+        one, so programs that set several buffers before each launch build one plan, not one
+        per argument. Nothing is built at creation, which stays cheap: a kernel without
+        arguments gets its plan at its first launch."""
+        if not self.all_args_set:
+            return
+        self._prepared = True
+        if not self._fast or self.slot is None or self.released_arg() is not None:
+            return                    # (a released buffer: the launch reports it)
+        plan = self.plan()
+        last = self.shape.last_launch
+        if last is not None and plan.scratch_size <= last[0].local_mem_size:
+            device, work_dim, global_request, local_request, (global_size, local, _, empty) = last
+            plan.remember_geometry(device, work_dim, ctypes.addressof(global_request),
+                                   ctypes.addressof(local_request) if local_request is not None else 0,
+                                   global_size, local, empty)
 
     def _sync(self):
         """Take over the by-value arguments the native clSetKernelArg set since the plan was
@@ -114,6 +149,7 @@ class Kernel(RefCounted):
         self._sync()
         other = Kernel(self.program, self.info)
         other.args = list(self.args)
+        other.prepare_plan()
         return other
 
     def memory_args(self, written=False):

@@ -43,10 +43,13 @@ class Retained:
         self.objects = tuple(objects)
 
     def retain(self):
-        """False, taking nothing, if one of them was destroyed already."""
-        if any(obj.reference_count <= 0 for obj in self.objects):
-            return False
-        for obj in self.objects:
+        """False, taking nothing, if one of them was destroyed already. (Plain loops: a
+        kernel's first launch from C takes its plan's hold here.)"""
+        objects = self.objects
+        for obj in objects:
+            if obj.reference_count <= 0:
+                return False
+        for obj in objects:
             obj.retain()
         return True
 

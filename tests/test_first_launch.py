@@ -1,0 +1,178 @@
+"""First launches (issue 15 part 2): a kernel object's launch plan is built when its last argument
+is set (Kernel.prepare_plan), not on its first clEnqueueNDRangeKernel, and a new object of a
+kernel already launched knows the validated sizes, so its first launch is the native fast
+path's. Whatever the order in which arguments are set, re-set or cloned, results are those of
+the arguments last set, and a launch with an argument missing still fails."""
+import ctypes
+
+import numpy as np
+import pytest
+
+from capi import CL, addr
+from clobjects import context_and_program, make_buffer, make_queue, read
+from pyplat import cl, config
+from pyplat.api import handles
+from test_fastpath_native import launch
+from test_programs_kernels import create_kernel, set_arg
+
+SOURCE = b"""
+__kernel void axpb(__global const int *x, __global int *y, int a, int b) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + b;
+}
+__kernel void scaled(__global int *y, __local int *tmp, int a) {
+    size_t l = get_local_id(0);
+    tmp[l] = a * (int)get_global_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    y[get_global_id(0)] = tmp[get_local_size(0) - 1 - l];
+}
+"""
+N = 64
+
+if not CL._direct.get("clEnqueueNDRangeKernel") or not config.value("PYPLAT_FAST_PATH"):
+    pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def env():
+    yield from context_and_program(SOURCE)
+
+
+def int_arg(v):
+    return ctypes.c_int32(v)
+
+
+def filled(ctx, q, values):
+    host = np.asarray(values, dtype=np.int32)
+    buf = make_buffer(ctx, host.nbytes)
+    assert CL.clEnqueueWriteBuffer(q, buf, 1, 0, host.nbytes, addr(host), 0, 0, 0) == 0
+    return buf
+
+
+def run(q, k, out, n=N, local=None):
+    code, ev = launch(q, k, n, local=local)
+    assert code == 0
+    native = handles.peek(ev) is None          # an event the native fast path made
+    assert CL.clReleaseEvent(ev) == 0
+    return read(q, out, 4 * n, np.int32), native
+
+
+def test_the_plan_is_built_when_the_last_argument_is_set(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    x, y = filled(ctx, q, np.arange(N)), make_buffer(ctx, 4 * N)
+    k = create_kernel(prog, b"axpb")
+    kernel = handles.peek(k)
+    for i, value in ((2, int_arg(3)), (0, x), (1, y)):
+        assert kernel.current_plan() is None          # an argument is missing: nothing built
+        assert set_arg(k, i, value) == 0
+    assert set_arg(k, 3, int_arg(5)) == 0
+    plan = kernel.current_plan()
+    assert plan is not None                            # built by clSetKernelArg
+    result, native = run(q, k, y)
+    assert np.array_equal(result, 3 * np.arange(N) + 5) and native
+    assert kernel.current_plan() is plan               # the launch used it, built nothing
+    for obj in (k,):
+        CL.clReleaseKernel(obj)
+    for m in (x, y):
+        CL.clReleaseMemObject(m)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_a_new_object_of_a_launched_kernel_knows_its_sizes(env):
+    """The sizes validated for one kernel object serve the first launch of the next: its
+    plan is told them when it is built, so that launch needs no Python at all."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    x, y = filled(ctx, q, np.arange(N)), make_buffer(ctx, 4 * N)
+    first = create_kernel(prog, b"axpb")
+    for i, value in enumerate((x, y, int_arg(1), int_arg(0))):
+        assert set_arg(first, i, value) == 0
+    run(q, first, y)
+    second = create_kernel(prog, b"axpb")
+    for i, value in ((3, int_arg(-1)), (1, y), (2, int_arg(2)), (0, x)):
+        assert set_arg(second, i, value) == 0
+    plan = handles.peek(second).current_plan()
+    assert plan.knows_geometry(handles.peek(dev), 1, addr((ctypes.c_size_t * 1)(N)), 0)
+    result, native = run(q, second, y)
+    assert np.array_equal(result, 2 * np.arange(N) - 1) and native
+    for obj in (first, second):
+        CL.clReleaseKernel(obj)
+    for m in (x, y):
+        CL.clReleaseMemObject(m)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_arguments_set_again_and_clones_launch_what_was_set_last(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    x1, x2 = filled(ctx, q, np.arange(N)), filled(ctx, q, 100 + np.arange(N))
+    y1, y2 = make_buffer(ctx, 4 * N), make_buffer(ctx, 4 * N)
+    k = create_kernel(prog, b"axpb")
+    for i, value in ((1, y1), (3, int_arg(0)), (0, x1), (2, int_arg(1))):
+        assert set_arg(k, i, value) == 0
+    assert set_arg(k, 2, int_arg(4)) == 0              # re-set before the first launch
+    assert set_arg(k, 0, x2) == 0
+    result, _ = run(q, k, y1)
+    assert np.array_equal(result, 4 * (100 + np.arange(N)))
+    clone = ctypes.c_int32()
+    c = CL.clCloneKernel(k, addr(clone))
+    assert clone.value == 0
+    assert handles.peek(c).current_plan() is not None  # a clone of a complete kernel: built
+    assert set_arg(c, 1, y2) == 0 and set_arg(c, 3, int_arg(7)) == 0
+    result, _ = run(q, c, y2)
+    assert np.array_equal(result, 4 * (100 + np.arange(N)) + 7)
+    result, _ = run(q, k, y1)                          # the original keeps its own arguments
+    assert np.array_equal(result, 4 * (100 + np.arange(N)))
+    for obj in (k, c):
+        CL.clReleaseKernel(obj)
+    for m in (x1, x2, y1, y2):
+        CL.clReleaseMemObject(m)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_local_sizes_set_before_the_first_launch_are_used(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    y = make_buffer(ctx, 4 * N)
+    k = create_kernel(prog, b"scaled")
+    assert set_arg(k, 0, y) == 0 and set_arg(k, 2, int_arg(3)) == 0
+    assert CL.clSetKernelArg(k, 1, 4 * 16, 0) == 0
+    assert handles.peek(k).current_plan() is not None
+    result, _ = run(q, k, y, local=16)
+    groups = np.arange(N).reshape(-1, 16)
+    assert np.array_equal(result, (3 * groups[:, ::-1]).ravel())
+    CL.clReleaseKernel(k)
+    CL.clReleaseMemObject(y)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_a_missing_or_released_argument_still_fails_the_launch(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    x, y = filled(ctx, q, np.arange(N)), make_buffer(ctx, 4 * N)
+    launched = create_kernel(prog, b"axpb")              # sizes known for the kernel
+    for i, value in enumerate((x, y, int_arg(1), int_arg(0))):
+        assert set_arg(launched, i, value) == 0
+    run(q, launched, y)
+    k = create_kernel(prog, b"axpb")
+    for i, value in ((0, x), (1, y), (3, int_arg(0))):
+        assert set_arg(k, i, value) == 0
+    for _ in range(2):
+        assert launch(q, k, N, want_event=False)[0] == cl.CL_INVALID_KERNEL_ARGS
+    assert set_arg(k, 2, int_arg(2)) == 0
+    result, _ = run(q, k, y)
+    assert np.array_equal(result, 2 * np.arange(N))
+    # a buffer released before the last argument is set: the launch says so
+    gone = make_buffer(ctx, 4 * N)
+    late = create_kernel(prog, b"axpb")
+    assert set_arg(late, 0, x) == 0 and set_arg(late, 1, gone) == 0 and set_arg(late, 2, int_arg(1)) == 0
+    assert CL.clReleaseMemObject(gone) == 0
+    assert set_arg(late, 3, int_arg(0)) == 0
+    assert launch(q, late, N, want_event=False)[0] == cl.CL_INVALID_KERNEL_ARGS
+    CL.clReleaseKernel(late)
+    for obj in (launched, k):
+        CL.clReleaseKernel(obj)
+    for m in (x, y):
+        CL.clReleaseMemObject(m)
+    CL.clReleaseCommandQueue(q)
