@@ -212,8 +212,9 @@ int main(int argc, char **argv) {
             CHECK(clSetKernelArg(ks[j], 2, sizeof iters, &iters));
         }
         CHECK(clFinish(q));
-        /* Each kernel's first launch is timed apart (enqueue only): platforms prepare a kernel
-         * object there (PyPlat its launch plan, PoCL its code for the work-group size), which is
+        /* Each kernel's first launch is timed apart (enqueue only): platforms may prepare a
+         * kernel object there (PoCL its code for the work-group size; PyPlat has built its
+         * launch plan when the last argument was set, and takes the plan's hold here), which is
          * not the scheduling the loop below measures. */
         double tf = now_us();
         for (int j = 0; j < 32; j++)
