@@ -119,16 +119,18 @@ def _sees_lines_file(path):
 
 def for_source(meta, obj, source):
     """(meta, obj, moved) of a hit for this source: meta with the log moved onto the source when
-    the entry was built from another text of the same normal form (moved True: the package
-    must be packed again), or None when the entry serves only its own exact source."""
+    the entry was built from another text of the same normal form and its log names positions
+    (moved True: the package must be packed again), or None when the entry serves only its own
+    exact source."""
+    if not meta.get("exact_only") and not meta.get("log_marks"):
+        return meta, obj, False       # nothing in it depends on the text: no hash needed
     sha = source_sha(source)
     if meta.get("source", sha) == sha:
         return meta, obj, False
     if meta.get("exact_only"):
         return None
     meta = dict(meta, source=sha)
-    if meta.get("log_marks"):
-        meta["log"] = sourcekey.moved_log(meta["log"], meta["log_marks"], _text(source))
+    meta["log"] = sourcekey.moved_log(meta["log"], meta["log_marks"], _text(source))
     return meta, obj, True
 
 

@@ -28,10 +28,11 @@ import re
 _LEXEMES = re.compile(r"""
     [^"'/]+
   | /(?![/*])
-  | "(?:[^"\\\n]|\\[^\n])*"?
-  | '(?:[^'\\\n]|\\[^\n])*'?
+  | "[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"?
+  | '[^'\\\n]*(?:\\[^\n][^'\\\n]*)*'?
   | //[^\n]*
-  | /\*[\s\S]*?(?:\*/|\Z)
+  | /\*[^*]*\*+(?:[^/*][^*]*\*+)*/
+  | /\*[\s\S]*
 """, re.X)
 # the same where a header name <...> may appear (its "//" is no comment)
 _LEXEMES_INCLUDE = re.compile(_LEXEMES.pattern.replace("[^\"'/]+", r"""
@@ -68,15 +69,22 @@ def sees_lines(text):
 
 
 def _lexemes(text):
-    """[(piece, kept)]: text in pieces (literals and header names, comments, the text between
-    them); kept: a literal or header name."""
+    """(pieces, headers): text in pieces (literals, header names, comments, the text between
+    them); headers: whether a piece starting with "i" or "_" and longer than one character is
+    a header name."""
     if _HEADER_NAME.search(text):
-        return [(p, p[0] in "\"'" or (p[0] in "i_" and len(p) > 1)) for p in _LEXEMES_INCLUDE.findall(text)]
-    return [(p, p[0] in "\"'") for p in _LEXEMES.findall(text)]
+        return _LEXEMES_INCLUDE.findall(text), True
+    return _LEXEMES.findall(text), False
 
 
-def _is_comment(piece):
-    return piece[0] == "/" and piece[1:2] in ("/", "*")
+def _kind(piece, headers):
+    """'kept' (a literal or header name), 'comment' or 'text'."""
+    c = piece[0]
+    if c == '"' or c == "'" or (headers and (c == "i" or c == "_") and len(piece) > 1):
+        return "kept"
+    if c == "/" and len(piece) > 1:
+        return "comment"
+    return "text"
 
 
 def normal_form(source):
@@ -86,11 +94,13 @@ def normal_form(source):
             "\\" in source and _SPACED_SPLICE.search(source)):
         return None
     literals, out = [], []
-    for piece, kept in _lexemes(text):
-        if kept:
-            literals.append(piece)
+    pieces, headers = _lexemes(text)
+    for piece in pieces:
+        c = piece[0]
+        if c == '"' or c == "'" or (headers and (c == "i" or c == "_") and len(piece) > 1):
+            literals.append(piece)          # (_kind, written out: this loop is the lookup's cost)
             out.append(LITERAL_MARK)
-        elif _is_comment(piece):
+        elif c == "/" and len(piece) > 1:
             out.append(" ")
         else:
             out.append(piece)
@@ -114,10 +124,12 @@ class SourceMap:
         logical, self._segments = _logical(source)
         sig = []
         pos = 0
-        for piece, kept in _lexemes(logical):
-            if kept:
+        pieces, headers = _lexemes(logical)
+        for piece in pieces:
+            kind = _kind(piece, headers)
+            if kind == "kept":
                 sig.extend(range(pos, pos + len(piece)))
-            elif not _is_comment(piece):
+            elif kind == "text":
                 self._significant(logical, pos, pos + len(piece), sig)
             pos += len(piece)
         self.significant = [self._raw(i) for i in sig] if self._segments else sig
