@@ -223,3 +223,52 @@ def test_bytes_and_text_sources_share_entries(cachedir, no_compile):
     no_compile()
     r, hit = _hit("// text now\n" + src)
     assert hit and _values(r) == [5] * 4
+
+
+SAMPLE = r'''// a sample with the lexer's hard cases
+#include "gentype.h"
+#define STR(x) #x
+#define F(a, b) ((a) /* first */ + (b))   // a comment after a directive
+#define LONG 1 + \
+             2
+__constant char s[] = "a // not a comment /* nor this */", t[] = "\"quoted\" \\";
+__constant char c = '\'', d = '"', e = '/';
+#if 0
+don't /* stop here
+#endif
+__kernel void k(__global int *o) {
+    int i = get_global_id(0) / 2;   /* halves */
+    o[i] = F(i, LONG) - -1 + sizeof(STR(a  +  b));
+}
+'''
+
+
+def test_edits_with_the_same_normal_form_give_clang_the_same_tokens():
+    """Random edits of a source; whenever the normal form stays the same, clang's own lexer
+    must see the same tokens (no edit that changes the program can hit)."""
+    import random
+    import clang.cindex as ci
+
+    index = ci.Index.create()
+
+    def tokens(src):
+        tu = index.parse("t.cl", args=["-x", "cl"], unsaved_files=[("t.cl", src)], options=1)
+        f = tu.get_file("t.cl")
+        whole = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, f, 0),
+                                              ci.SourceLocation.from_offset(tu, f, len(src.encode())))
+        return [t.spelling.replace("\\\n", "") for t in tu.get_tokens(extent=whole)
+                if t.kind != ci.TokenKind.COMMENT]
+
+    rng = random.Random(15)
+    base, want = sourcekey.normal_form(SAMPLE), tokens(SAMPLE)
+    pieces = ['"', "'", "/", "*", "\n", "\\", " ", "\t", "#", "<", ">", "/*", "*/", "//", "\\\n", "x"]
+    same = 0
+    for _ in range(400):
+        t = SAMPLE
+        for _ in range(rng.randint(1, 2)):
+            p = rng.randrange(len(t) + 1)
+            t = t[:p] + rng.choice(pieces) + t[p:] if rng.random() < 0.6 else t[:p] + t[p + 1:]
+        if t != SAMPLE and sourcekey.normal_form(t) == base:
+            same += 1
+            assert tokens(t) == want, repr(t)
+    assert same > 20          # the edits did reach comments and whitespace
