@@ -2,8 +2,17 @@
 
 The cache (``PYPLAT_CACHE_DIR``, default ``$XDG_CACHE_HOME/pyplat`` or ``~/.cache/pyplat``;
 ``PYPLAT_CACHE_DIR=off`` disables it) keys each entry on sha256(environment, header, options,
-source); an entry is used only if every file the program included still has the recorded hash,
-so a changed header or ``#include``d file is a miss. Entries are written to a temporary file in
+what the compiler sees of the source): the source's normal form (sourcekey.py: comments gone,
+whitespace runs one space or one newline, literals exact), so an edit of comments or spacing
+finds the entry; a source that can see its own line numbers (``__LINE__``, ``#line``) or that the
+normal form does not cover is keyed on its exact text. An entry is used only if every file the
+program included still has the recorded hash, so a changed header or ``#include``d file is a
+miss. Each entry records the sha256 of the exact source it was built from (``source``); the build
+log's ``<source>:line:col`` positions are kept as significant-character indices (``log_marks``)
+and moved onto the edited source on a hit. An entry whose build saw line numbers after all (an
+included file uses ``__LINE__``), or whose log points where no index can (into a comment), or
+that carries other source positions (meta ``lines``), is ``exact_only``: it serves only the
+source it was built from. Entries are written to a temporary file in
 the same directory and renamed into place (``os.replace``), so concurrent processes never see a
 partial entry.
 
@@ -22,6 +31,7 @@ import threading
 from .. import config
 from .environment import environment
 from .objects import unpack_package
+from . import sourcekey
 
 _stats = {"hits": 0, "misses": 0, "stores": 0, "discarded": 0}
 _stats_lock = threading.Lock()
@@ -60,13 +70,68 @@ def _file_sha(path):
         return None
 
 
-def key(source, options, header):
-    """Cache key: environment + header contents + source + options."""
+def _digest(parts):
     h = hashlib.sha256()
-    for part in (environment(), _file_sha(header) or "", options or "", source):
+    for part in parts:
         data = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
         h.update(struct.pack("<Q", len(data)) + data)
     return h.hexdigest()
+
+
+def key(source, options, header):
+    """Cache key: environment + header contents + options + the source's normal form
+    (sourcekey.py), or its exact text when it has none (it sees its line numbers, or options
+    do, e.g. -DL=__LINE__)."""
+    form = None if sourcekey.sees_lines(options or "") else sourcekey.normal_form(_text(source))
+    if form is None:
+        return _digest((environment(), _file_sha(header) or "", options or "", "exact", source))
+    text, literals = form
+    return _digest([environment(), _file_sha(header) or "", options or "", "normal", text] + literals)
+
+
+def _text(source):
+    return source.decode("utf-8", "surrogateescape") if isinstance(source, bytes) else source
+
+
+def source_sha(source):
+    return _sha(source if isinstance(source, bytes) else source.encode("utf-8", "surrogateescape"))
+
+
+def source_record(source, log, includes, extra_positions=False):
+    """What an entry records of its source: its sha256, the log's positions as indices, and
+    whether it may serve only this exact source (see the module's docstring)."""
+    rec = {"source": source_sha(source)}
+    marks = sourcekey.log_marks(log, _text(source))
+    if marks:
+        rec["log_marks"] = marks
+    if marks is None or extra_positions or any(_sees_lines_file(p) for p in includes):
+        rec["exact_only"] = True
+    return rec
+
+
+def _sees_lines_file(path):
+    try:
+        with open(path, "rb") as f:
+            return sourcekey.uses_line_macros(f.read().decode("utf-8", "surrogateescape"))
+    except OSError:
+        return True
+
+
+def for_source(meta, obj, source):
+    """(meta, obj, moved) of a hit for this source: meta with the log moved onto the source when
+    the entry was built from another text of the same normal form and its log names positions
+    (moved True: the package must be packed again), or None when the entry serves only its own
+    exact source."""
+    if not meta.get("exact_only") and not meta.get("log_marks"):
+        return meta, obj, False       # nothing in it depends on the text: no hash needed
+    sha = source_sha(source)
+    if meta.get("source", sha) == sha:
+        return meta, obj, False
+    if meta.get("exact_only"):
+        return None
+    meta = dict(meta, source=sha)
+    meta["log"] = sourcekey.moved_log(meta["log"], meta["log_marks"], _text(source))
+    return meta, obj, True
 
 
 def includes_fresh(meta):
@@ -86,9 +151,11 @@ def cache_dir():
     return config.value("PYPLAT_CACHE_DIR")
 
 
-def load(k):
+def load(k, source=None):
     """(meta, object code, entry bytes) of the entry stored under key k, verified (checksum,
-    origin == k, environment), or None: a miss."""
+    origin == k, environment), or None: a miss. source: the program's exact text; an entry
+    built from another text of its normal form comes back with its log moved onto this one and
+    entry bytes None (pack it again), an exact_only entry of another text is a miss."""
     d = cache_dir()
     if d is None:
         return None
@@ -108,6 +175,14 @@ def load(k):
     if not includes_fresh(r[0]):
         _count("misses")          # stale, not broken: the rebuild overwrites it
         return None
+    if source is not None:
+        same = for_source(r[0], r[1], source)
+        if same is None:
+            _count("misses")      # another text's line-aware build: the rebuild overwrites it
+            return None
+        if same[2]:
+            _count("hits")
+            return same[0], same[1], None
     _count("hits")
     return r[0], r[1], data
 

@@ -92,7 +92,8 @@ def _internal_error(e):
 
 def build(source, options="", *, use_cache=True, target=None):
     """Compile an OpenCL C program; never raises for bad user code. Served from the on-disk
-    cache (cache.py) when an entry for the same source, options, target and environment exists.
+    cache (cache.py) when an entry for the same source (up to comments and whitespace), options,
+    target and environment exists.
     target: None for the host CPU (native code, JIT), else a code-generation target such as
     targets.nvptx.nvptx_target("sm_90") (its results carry the target's code, e.g. `ptx`)."""
     t0 = time.perf_counter()
@@ -106,7 +107,7 @@ def build(source, options="", *, use_cache=True, target=None):
         origin = cache.key(source, (options or "") + ("" if target is None else "\n--target=" + target.name),
                            HEADER)
         k = origin if use_cache else None
-        hit = cache.load(k) if k else None                     # verified: checksum, origin, env
+        hit = cache.load(k, source) if k else None     # verified: checksum, origin, env, source
         if hit is not None:
             r = from_package_parts(*hit) if target is None else target.from_package_parts(*hit)
             r.timings = {"cached": True, "total": time.perf_counter() - t0}
@@ -139,6 +140,8 @@ def _build(source, opts, t0, origin=None, target=None):
     t_gen = time.perf_counter()
     pmeta = {"log": meta["log"], "kernels": meta["kernels"], "origin": origin,
              "includes": cache.include_hashes(tu_info["includes"] + [HEADER])}
+    pmeta.update(cache.source_record(source, meta["log"], tu_info["includes"],
+                                     extra_positions=bool(meta.get("lines"))))
     if "printf_formats" in meta:
         pmeta["printf_formats"] = meta["printf_formats"]
     if target is None:
