@@ -89,6 +89,20 @@ def _device_classes(text):
     return names
 
 
+DEBUG_CATEGORIES = ("err", "warn", "build", "cache", "memory")
+
+
+def _debug_categories(text):
+    """'err,build' -> frozenset({'err', 'build'}); 'all' -> every category (pyplat/log.py)."""
+    names = {part.strip().lower() for part in text.split(",") if part.strip()}
+    if "all" in names:
+        return frozenset(DEBUG_CATEGORIES)
+    unknown = names - set(DEBUG_CATEGORIES)
+    if unknown:
+        raise ValueError(f"names {', '.join(sorted(unknown))}, not a category")
+    return frozenset(names)
+
+
 def _driver(text):
     name = text.strip().lower()
     aliases = {"pool": "pool", "worker": "pool", "threads": "pool", "basic": "basic"}
@@ -146,6 +160,10 @@ KNOBS = {k.name: k for k in (
     Knob("PYPLAT_IDLE_US", _microseconds, "a number of µs", 1000.0, "1000",
          "how long an idle worker polls before it sleeps; lower it on oversubscribed machines",
          "python"),
+    Knob("PYPLAT_DEBUG", _debug_categories, "categories, comma-separated: "
+         + ", ".join(DEBUG_CATEGORIES) + " or all", frozenset(), "none",
+         "what PyPlat logs on stderr: err (every API error with its reason), warn, build, cache, "
+         "memory (transfers); all", "python"),
     Knob("PYPLAT_POOL_STATS", _switch, "1 or 0", False, "0",
          "1: print per-worker counts of commands run and stolen at exit", "python"),
     Knob("PYPLAT_INORDER_PARALLEL", _switch, "1 or 0", True, "1",

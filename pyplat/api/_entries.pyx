@@ -18,6 +18,7 @@ DEF CL_OUT_OF_HOST_MEMORY = -6
 
 cdef object _clerror = None
 cdef object _report = None
+cdef object _failed = None
 cdef list _impl = [None] * 16
 
 # The native fast path (pyplat/api/_native.pyx, n_*): C functions with the OpenCL signature that
@@ -60,6 +61,7 @@ cdef int32_t _status(int index, tuple args):
         return CL_SUCCESS if result is None else result
     except BaseException as e:
         if isinstance(e, _clerror):
+            _failed(NAMES[index], e, args)
             return (<object>e).code
         try:
             _report(NAMES[index])
@@ -170,10 +172,11 @@ def addresses():
     }
 
 
-def configure(implementations, clerror, report):
-    """Bind the Python implementations (name -> function), CLError and the error reporter."""
-    global _clerror, _report
-    _clerror, _report = clerror, report
+def configure(implementations, clerror, report, failed):
+    """Bind the Python implementations (name -> function), CLError, the reporter of internal
+    errors and the hook of CL errors (bridge._failed)."""
+    global _clerror, _report, _failed
+    _clerror, _report, _failed = clerror, report, failed
     for i, name in enumerate(NAMES):
         _impl[i] = implementations.get(name)
     return {name: address for name, address in addresses().items()

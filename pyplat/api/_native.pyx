@@ -417,8 +417,18 @@ def lookup(size_t address, cls, int error):
     if obj is None and unadopted and adopt_missing is not None:
         obj = adopt_missing(address)
     if obj is None or not isinstance(obj, cls):
-        raise CLError(error)
+        raise CLError(error, _not_a(address, cls, obj))
     return obj
+
+
+def _not_a(size_t address, cls, obj):
+    """The reason of a failed lookup, in the words of the object the caller wanted."""
+    wanted = "a " + cls.__name__
+    if address == 0:
+        return f"NULL where {wanted} handle is needed"
+    if obj is not None:
+        return f"{address:#x} is {type(obj).__name__}, not {wanted}"
+    return f"{address:#x} is not {wanted} handle (never made here, or released)"
 
 
 include "native_fork.pxi"

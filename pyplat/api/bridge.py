@@ -14,7 +14,7 @@ import sys
 import traceback
 
 from pyplat import cl, config
-from pyplat.api import _entries, _native, enqueue, handles
+from pyplat.api import _entries, _native, diagnostics, enqueue, handles
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
 from pyplat.core import kernel as core_kernel
@@ -31,12 +31,20 @@ def _report(name):
     sys.stderr.flush()
 
 
+def _failed(name, error, args):
+    try:
+        diagnostics.entry_failed(name, error, args)
+    except BaseException:             # (reporting an error must not become one)
+        _report(name)
+
+
 def _wrap_status(name, fn):
     def call(*args):
         try:
             result = fn(*args)
             return cl.CL_SUCCESS if result is None else result
         except CLError as e:
+            _failed(name, e, args)
             return e.code
         except BaseException:
             _report(name)
@@ -53,6 +61,7 @@ def _wrap_creator(name, fn, errcode_index):
             code = cl.CL_SUCCESS
         except CLError as e:          # clLinkProgram's failure keeps its program (e.result)
             result, code = getattr(e, "result", 0), e.code
+            _failed(name, e, args)
         except BaseException:
             _report(name)
             result, code = 0, cl.CL_OUT_OF_HOST_MEMORY
@@ -125,7 +134,7 @@ def direct_entries():
     if not config.value("PYPLAT_DIRECT_ENTRIES"):
         return {}
     load_all()
-    direct = _entries.configure(IMPLEMENTED, CLError, _report)
+    direct = _entries.configure(IMPLEMENTED, CLError, _report, _failed)
     if config.value("PYPLAT_FAST_PATH"):
         core_kernel.new_slot = _native.KernelSlot
         native = _native.fast_path_entries()

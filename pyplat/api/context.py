@@ -83,7 +83,7 @@ def clCreateContextFromType(properties, device_type, pfn_notify, user_data, errc
     check_device_type(device_type)
     matching = platform.devices_of_type(device_type)
     if not matching:
-        raise CLError(cl.CL_DEVICE_NOT_FOUND)
+        raise CLError(cl.CL_DEVICE_NOT_FOUND, f"the platform has no device of type {device_type:#x}")
     chosen = [d for d in matching if d.unavailable is None]
     check(chosen, cl.CL_DEVICE_NOT_AVAILABLE, f"{matching[0].name} is unusable: {matching[0].unavailable}")
     context = Context(platform, chosen, raw, _notify_callable(pfn_notify, user_data), interop)

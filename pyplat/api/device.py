@@ -171,7 +171,7 @@ def clGetDeviceIDs(platform, device_type, num_entries, devices, num_devices):
     check(devices or num_devices, cl.CL_INVALID_VALUE, "devices and num_devices are NULL")
     found = p.devices_of_type(device_type)
     if not found:
-        raise CLError(cl.CL_DEVICE_NOT_FOUND)
+        raise CLError(cl.CL_DEVICE_NOT_FOUND, f"the platform has no device of type {device_type:#x}")
     if devices:
         handles.write_handles(devices, [device_handle(d) for d in found[:num_entries]])
     if num_devices:
@@ -208,7 +208,7 @@ def clCreateSubDevices(in_device, partition_properties, num_entries, out_devices
     # report no partition types (CL_DEVICE_PARTITION_PROPERTIES is {0}).
     check(name in d.partition_properties, cl.CL_INVALID_VALUE,
           "the device does not support this partition type")
-    raise CLError(cl.CL_DEVICE_PARTITION_FAILED)
+    raise CLError(cl.CL_DEVICE_PARTITION_FAILED, "the device cannot be partitioned")
 
 
 @entry

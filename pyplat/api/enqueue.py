@@ -47,11 +47,13 @@ def _submit(queue, command_type, command, num_events, event_list, event, retain=
     if blocking:
         if any(w.status < 0 for w in waits):
             return_event(ev, event)
-            raise CLError(cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+            raise CLError(cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+                          "an event of the wait list ended with an error")
         status = ev.wait()
         return_event(ev, event)
         if status < 0:
-            raise CLError(cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+            raise CLError(cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+                          f"the blocking command, or one it waited for, failed ({status})")
         return
     return_event(ev, event)
 

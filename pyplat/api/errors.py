@@ -19,7 +19,8 @@ def error_name(code):
             if name.startswith(("CL_INVALID_", "CL_OUT_OF_", "CL_BUILD_", "CL_MEM_OBJECT_", "CL_DEVICE_NOT",
                                 "CL_COMPILER_NOT", "CL_PROFILING_", "CL_MAP_FAILURE", "CL_MISALIGNED",
                                 "CL_EXEC_STATUS", "CL_LINK", "CL_COMPILE_PROGRAM", "CL_IMAGE_",
-                                "CL_KERNEL_ARG_INFO_NOT", "CL_DEVICE_PARTITION_FAILED", "CL_PLATFORM_NOT_FOUND")) \
+                                "CL_KERNEL_ARG_INFO_NOT", "CL_DEVICE_PARTITION_FAILED", "CL_PLATFORM_NOT_FOUND",
+                                "CL_MEM_COPY_OVERLAP")) \
                     and isinstance(value, int) and value < 0:
                 _NAMES.setdefault(value, name)
     return _NAMES.get(code, f"error {code}")

@@ -28,7 +28,7 @@ import struct
 import tempfile
 import threading
 
-from .. import config
+from .. import config, log
 from .environment import environment
 from .objects import unpack_package
 from . import sourcekey
@@ -46,9 +46,12 @@ def _new_lock_after_fork():
 os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
-def _count(name):
+def _count(name, key=None, why=""):
     with _stats_lock:
         _stats[name] += 1
+    if key is not None and log.on("cache"):
+        word = {"hits": "hit", "misses": "miss", "stores": "stored"}.get(name, name)
+        log.say("cache", f"{word} {key[:16]}" + (f" ({why})" if why else ""))
 
 
 def stats():
@@ -165,25 +168,25 @@ def load(k, source=None):
             st = os.fstat(f.fileno())
             data = f.read()
     except OSError:
-        _count("misses")
+        _count("misses", k, "no entry")
         return None
     r = unpack_package(data)
     if r is None or r[0].get("origin") != k:
         _discard(path, st)
-        _count("misses")
+        _count("misses", k, "entry failed its checks, deleted")
         return None
     if not includes_fresh(r[0]):
-        _count("misses")          # stale, not broken: the rebuild overwrites it
+        _count("misses", k, "an included file changed")  # stale: the rebuild overwrites it
         return None
     if source is not None:
         same = for_source(r[0], r[1], source)
         if same is None:
-            _count("misses")      # another text's line-aware build: the rebuild overwrites it
+            _count("misses", k, "built from a text whose line numbers differ")  # (rebuilt over)
             return None
         if same[2]:
-            _count("hits")
+            _count("hits", k, "same tokens, another text")
             return same[0], same[1], None
-    _count("hits")
+    _count("hits", k)
     return r[0], r[1], data
 
 
@@ -211,7 +214,7 @@ def store(k, data):
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.replace(tmp, os.path.join(sub, k))
-            _count("stores")
+            _count("stores", k)
         except BaseException:
             try:
                 os.unlink(tmp)

@@ -10,6 +10,7 @@ import time
 
 import clang.cindex as ci
 
+from .. import log
 from . import cache, jit
 from . import library as builtin_library
 from . import clangapi as _capi  # noqa: F401  (configures libclang)
@@ -112,6 +113,7 @@ def build(source, options="", *, use_cache=True, target=None):
             r = from_package_parts(*hit) if target is None else target.from_package_parts(*hit)
             r.timings = {"cached": True, "total": time.perf_counter() - t0}
             r.cache_key = k
+            _log_build(r, target, "from the cache")
             return r
     except Exception:              # a cache entry that still fails to load is only a miss
         if debugging():
@@ -121,6 +123,7 @@ def build(source, options="", *, use_cache=True, target=None):
         if r.ok and k is not None:
             cache.store(k, r.package)
             r.cache_key = k
+        _log_build(r, target, "compiled")
         return r
     except CompileError as e:
         return BuildResult(False, _error_line(e) + "\n")
@@ -129,6 +132,17 @@ def build(source, options="", *, use_cache=True, target=None):
             raise
         err = limits.resource_error(e)          # out of memory: a build error too
         return BuildResult(False, _error_line(err) + "\n" if err else _internal_error(e))
+
+
+def _log_build(r, target, how):
+    """PYPLAT_DEBUG=build: one line per build; warn: the log of a build that succeeded with one."""
+    if log.on("build"):
+        where = "the host" if target is None else target.name
+        ms = 1000 * (r.timings or {}).get("total", 0.0)
+        state = f"{len(r.kernels)} kernels" if r.ok else "failed"
+        log.say("build", f"program for {where} {how} in {ms:.1f} ms: {state}")
+    if r.ok and r.log and r.log.strip() and log.on("warn"):
+        log.say("warn", "build log:\n" + r.log.rstrip())
 
 
 def _build(source, opts, t0, origin=None, target=None):

@@ -26,7 +26,7 @@ import sys
 import threading
 import weakref
 
-from pyplat import cl
+from pyplat import cl, log
 from pyplat.devices.spaces import HOST
 
 _lock = threading.Lock()           # guards the segments and allocations of every buffer
@@ -228,6 +228,9 @@ def _transfer(queue, root, segments, source, space):
             s.arrivals[space] = command
         _counts["transfers"] += 1
         _counts["bytes"] += size
+    if log.on("memory"):
+        log.say("memory", f"transfer of bytes {start}..{start + size} of a {root.size}-byte buffer: "
+                          f"{source.name} -> {space.name}")
     return command
 
 
