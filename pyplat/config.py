@@ -89,7 +89,7 @@ def _device_classes(text):
     return names
 
 
-DEBUG_CATEGORIES = ("err", "warn", "build", "cache", "memory")
+DEBUG_CATEGORIES = ("err", "warn", "build", "cache", "memory", "events", "refcounts")
 
 
 def _debug_categories(text):
@@ -163,7 +163,7 @@ KNOBS = {k.name: k for k in (
     Knob("PYPLAT_DEBUG", _debug_categories, "categories, comma-separated: "
          + ", ".join(DEBUG_CATEGORIES) + " or all", frozenset(), "none",
          "what PyPlat logs on stderr: err (every API error with its reason), warn, build, cache, "
-         "memory (transfers); all", "python"),
+         "memory (transfers), events (commands queued and ended), refcounts; all", "python"),
     Knob("PYPLAT_POOL_STATS", _switch, "1 or 0", False, "0",
          "1: print per-worker counts of commands run and stolen at exit", "python"),
     Knob("PYPLAT_INORDER_PARALLEL", _switch, "1 or 0", True, "1",

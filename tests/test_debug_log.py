@@ -81,3 +81,24 @@ def test_an_unknown_category_is_reported_once_and_logs_nothing(debug, capfd):
     assert "PYPLAT_DEBUG='err,bogus'" in capfd.readouterr().err
     debug("all")
     assert config.value("PYPLAT_DEBUG") == frozenset(config.DEBUG_CATEGORIES)
+
+
+def test_refcounts_and_events_say_what_happened_to_objects_and_commands(debug, capfd):
+    from clobjects import make_context, make_queue
+    debug("refcounts,events")
+    ctx, dev = make_context()
+    q = make_queue(ctx, dev)
+    e = err()
+    buf = CL.clCreateBuffer(ctx, cl.CL_MEM_READ_WRITE, 64, 0, addr(e))
+    assert e.value == 0
+    assert CL.clRetainMemObject(buf) == 0 and CL.clReleaseMemObject(buf) == 0
+    pattern = ctypes.c_int(7)
+    assert CL.clEnqueueFillBuffer(q, buf, addr(pattern), 4, 0, 64, 0, 0, 0) == 0
+    assert CL.clFinish(q) == 0
+    for obj, release in ((buf, CL.clReleaseMemObject), (q, CL.clReleaseCommandQueue), (ctx, CL.clReleaseContext)):
+        assert release(obj) == 0
+    out = capfd.readouterr().err
+    assert "pyplat[refcounts]: Buffer " in out and "retained: 2" in out and "released: 1" in out
+    assert "destroyed" in out
+    queued = [line for line in out.splitlines() if line.startswith("pyplat[events]: fill_buffer")]
+    assert len(queued) == 2 and "queued" in queued[0] and queued[1].endswith("ended: complete")

@@ -13,7 +13,7 @@ import ctypes
 import sys
 import traceback
 
-from pyplat import cl, config
+from pyplat import cl, config, log
 from pyplat.api import _entries, _native, diagnostics, enqueue, handles
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
@@ -135,7 +135,7 @@ def direct_entries():
         return {}
     load_all()
     direct = _entries.configure(IMPLEMENTED, CLError, _report, _failed)
-    if config.value("PYPLAT_FAST_PATH"):
+    if config.value("PYPLAT_FAST_PATH") and not log.on("events"):   # (events: see every command)
         core_kernel.new_slot = _native.KernelSlot
         native = _native.fast_path_entries()
         _entries.use_fast_path(native, enqueue.prime_ndrange)

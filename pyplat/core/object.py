@@ -1,6 +1,8 @@
 """Reference counting shared by every OpenCL object."""
 import threading
 
+from pyplat import log
+
 
 class RefCounted:
     """An object with the spec's retain/release semantics.
@@ -23,12 +25,19 @@ class RefCounted:
     def retain(self):
         with self._ref_lock:
             self._refcount += 1
+            count = self._refcount
+        if log.on("refcounts"):
+            log.say("refcounts", f"{type(self).__name__} {id(self):#x} retained: {count}")
         return self
 
     def release(self):
         with self._ref_lock:
             self._refcount -= 1
-            last = self._refcount == 0
+            count = self._refcount
+            last = count == 0
+        if log.on("refcounts"):
+            log.say("refcounts", f"{type(self).__name__} {id(self):#x} released: {count}"
+                                 + (", destroyed" if last else ""))
         if last:
             self.destroy()
             for listener in RefCounted.destroy_listeners:

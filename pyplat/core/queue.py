@@ -17,7 +17,7 @@ command fails").
 """
 import threading
 
-from pyplat import cl, config
+from pyplat import cl, config, log
 from pyplat.core import migration
 from pyplat.core.event import Event
 from pyplat.core.object import RefCounted
@@ -127,6 +127,8 @@ class CommandQueue(RefCounted):
             kept.retain()
             command.add_hook(kept.release)
         self.core.order(command, barrier, merged_accesses(accesses))
+        if log.on("events"):
+            _log_command(event, len(wait_events) + len(after))
         self.core.submit(command)
         return event
 
@@ -136,7 +138,10 @@ class CommandQueue(RefCounted):
         enqueue."""
         command = launch_kernel(self.core, plan, self.device, work_dim, global_size, local_size, offset,
                                 [e.command for e in wait_events] + list(after))
-        return Event(self.context, self, cl.CL_COMMAND_NDRANGE_KERNEL, command)
+        event = Event(self.context, self, cl.CL_COMMAND_NDRANGE_KERNEL, command)
+        if log.on("events"):
+            _log_command(event, len(wait_events) + len(after), getattr(plan, "name", ""))
+        return event
 
     def hold_native_events(self):
         """Let the fast path hand out native events of this queue (QueueCore.hold_events): they
@@ -163,3 +168,19 @@ class CommandQueue(RefCounted):
     def _release_when_finished(self):
         self.finish()
         self.context.release()
+
+
+_COMMAND_NAMES = {}
+
+
+def _log_command(event, waits, what=""):
+    """PYPLAT_DEBUG=events: the command enqueued, then how it ended (a hook run when it has)."""
+    if not _COMMAND_NAMES:
+        _COMMAND_NAMES.update({v: k[len("CL_COMMAND_"):].lower() for k, v in vars(cl).items()
+                               if k.startswith("CL_COMMAND_") and isinstance(v, int)})
+    kind = _COMMAND_NAMES.get(event.command_type, str(event.command_type))
+    name = f"{kind}{' ' + what if what else ''} #{id(event.command):x} on {event.queue.device.name}"
+    log.say("events", f"{name} queued, after {waits} wait-list or transfer events")
+    command = event.command
+    command.add_hook(lambda: log.say("events", f"{name} ended: "
+                                               f"{'complete' if command.status == 0 else 'error %d' % command.status}"))
