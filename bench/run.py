@@ -173,30 +173,31 @@ def api_main(argv):
     short = {"Portable": "PoCL"}
     la, lb = short.get(a, a), short.get(b, b)
 
-    def cell(stats, p, fmt):
-        if p not in stats:
-            return "-"
-        med, low, high = stats[p]
-        return fmt.format(med, low, high)
+    def us(v):
+        return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}" if v >= 1 else f"{v:.3f}"
+
+    def cell(stats, p, dash="-"):
+        return f"{us(stats[p][0])} ({us(stats[p][1])}{dash}{us(stats[p][2])})" if p in stats else "-"
 
     def ratio(stats):
-        return f"{stats[a][0] / stats[b][0]:.1f}" if a in stats and b in stats and stats[b][0] > 0 else "-"
+        if a not in stats or b not in stats or stats[b][0] <= 0:
+            return "-"
+        r = stats[a][0] / stats[b][0]
+        return f"{r:.2f}" if r < 1 else f"{r:.1f}"
 
     print(f"µs per operation, median of {args.reps} runs (low-high); ratio = {la}/{lb} of the medians; "
           f"mixed stream: {args.mixed} commands per host thread, workers {args.workers}")
-    print(f"{'call':34s}{'count':>8s}{la:>26s}{lb:>26s}{'ratio':>8s}")
+    print(f"{'call':34s}{'count':>8s}{la:>24s}{lb:>24s}{'ratio':>8s}")
     for name, count, stats in table:
-        fmt = "{:10.3f} ({:.3g}-{:.3g})"
-        print(f"{name:34s}{count:8d}{cell(stats, a, fmt):>26s}{cell(stats, b, fmt):>26s}{ratio(stats):>8s}")
+        print(f"{name:34s}{count:8d}{cell(stats, a):>24s}{cell(stats, b):>24s}{ratio(stats):>8s}")
     for name, count, stats in table:
         if name.startswith("mixed_stream"):
             wall = {p: f"{stats[p][0] * count / 1e6:.3f}" if p in stats else "-" for p in (a, b)}
             print(f"{name}: {count} commands, wall time of the medians {la} {wall[a]} s, {lb} {wall[b]} s")
     if args.markdown:
         print(f"\n| call | count | {la} µs | {lb} µs | ratio |\n|---|---:|---:|---:|---:|")
-        fmt = "{:.3g} ({:.3g}–{:.3g})"
         for name, count, stats in table:
-            print(f"| `{name}` | {count} | {cell(stats, a, fmt)} | {cell(stats, b, fmt)} | {ratio(stats)} |")
+            print(f"| `{name}` | {count} | {cell(stats, a, '–')} | {cell(stats, b, '–')} | {ratio(stats)} |")
 
 
 if __name__ == "__main__":
