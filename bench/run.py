@@ -1,6 +1,7 @@
 """Side-by-side scheduler benchmarks (thesis chapter 5): PyPlat and PoCL in one run per worker count.
 
     python bench/run.py [--workers 1,2] [--scale 1]
+    python bench/run.py api [--reps 3] [--scale 1] [--mixed 12500] [--threads 1,8] [--markdown]
 
 Builds bench/sched_bench.c against the system loader, runs it on each platform with the same
 number of worker threads (PyPlat: PYPLAT_WORKERS; PoCL: POCL_CPU_MAX_CU_COUNT/POCL_MAX_PTHREAD_COUNT)
@@ -8,9 +9,15 @@ and prints microseconds per kernel, the speedup over one worker, and the ratio P
 (lower is better for PyPlat). Also the enqueue cost per command from pyopencl, and what the
 machine allows without any runtime: the in-order parallelisation's work on plain threads
 (bench/threads_bound.c), whose speedup bounds that benchmark's.
+
+`api` times OpenCL API calls from C instead (bench/api_bench.c: create/release and retain/release
+of every object kind, queries, small commands, a mixed command stream from 1 and 8 host threads),
+PyPlat and PoCL alternating for --reps repetitions, and prints medians, ranges and the ratio
+PyPlat/PoCL of the medians (--markdown: the same table for docs/performance.md).
 """
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -106,5 +113,95 @@ def main():
           (f"; speedup {bound[workers[0]] / bound[workers[-1]]:.2f}" if len(workers) > 1 else ""))
 
 
+def run_api(exe, platform, args):
+    """One api_bench run: {name: (count, µs per operation)}; a failed or wrong run stops here."""
+    env = dict(os.environ, PYPLAT_WORKERS=str(args.workers), POCL_CPU_MAX_CU_COUNT=str(args.workers),
+               POCL_MAX_PTHREAD_COUNT=str(args.workers), API_BENCH_THREADS=args.threads)
+    cmd = [str(exe), platform, str(args.scale), str(args.mixed)]
+    if platform == "PyPlat":
+        cmd = [sys.executable, "-m", "pyplat.cli", "run", "--"] + cmd
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
+    if out.returncode:
+        sys.exit(f"api_bench on {platform} failed (exit {out.returncode}):\n{out.stderr[-3000:]}")
+    rows = {}
+    for line in out.stdout.splitlines():
+        name, count, us = line.split("\t")
+        rows[name] = (int(count), float(us))
+    return rows
+
+
+def api_table(runs, platforms):
+    """Rows of (name, count, {platform: (median, low, high)}) in the bench's order."""
+    # the bench's order, from the run with the most rows (one platform may skip some)
+    names = list(max((r for p in platforms for r in runs[p]), key=len))
+    names += [n for p in platforms for r in runs[p] for n in r if n not in names]
+    names = list(dict.fromkeys(names))
+    table = []
+    for name in names:
+        stats, count = {}, 0
+        for p in platforms:
+            values = [r[name][1] for r in runs[p] if name in r]
+            if values:
+                count = max(count, max(r[name][0] for r in runs[p] if name in r))
+                stats[p] = (statistics.median(values), min(values), max(values))
+        table.append((name, count, stats))
+    return table
+
+
+def api_main(argv):
+    ap = argparse.ArgumentParser(prog="bench/run.py api", description="API call costs, PyPlat next to PoCL")
+    ap.add_argument("--reps", type=int, default=3, help="runs per platform, alternating (default 3)")
+    ap.add_argument("--scale", type=float, default=1.0, help="loop counts multiplied (0.01: a quick check)")
+    ap.add_argument("--mixed", type=int, default=12500, help="mixed-stream commands per host thread")
+    ap.add_argument("--threads", default="1,8", help="host thread counts of the mixed stream")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="device worker threads")
+    ap.add_argument("--platforms", default="PyPlat,Portable", help="PyPlat, then the reference")
+    ap.add_argument("--markdown", action="store_true", help="also print the table as markdown")
+    args = ap.parse_args(argv)
+    platforms = args.platforms.split(",")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = Path(tmp) / "api_bench"
+        subprocess.run(["cc", "-O2", "-o", str(exe), str(HERE / "api_bench.c"), "-lOpenCL", "-lpthread"],
+                       check=True)
+        runs = {p: [] for p in platforms}
+        for rep in range(args.reps):
+            for p in platforms:
+                runs[p].append(run_api(exe, p, args))
+            print(f"  repetition {rep + 1} of {args.reps} done", file=sys.stderr, flush=True)
+    table = api_table(runs, platforms)
+    a, b = platforms[0], platforms[-1]
+    short = {"Portable": "PoCL"}
+    la, lb = short.get(a, a), short.get(b, b)
+
+    def us(v):
+        return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}" if v >= 1 else f"{v:.3f}"
+
+    def cell(stats, p, dash="-"):
+        return f"{us(stats[p][0])} ({us(stats[p][1])}{dash}{us(stats[p][2])})" if p in stats else "-"
+
+    def ratio(stats):
+        if a not in stats or b not in stats or stats[b][0] <= 0:
+            return "-"
+        r = stats[a][0] / stats[b][0]
+        return f"{r:.2f}" if r < 1 else f"{r:.1f}"
+
+    print(f"µs per operation, median of {args.reps} runs (low-high); ratio = {la}/{lb} of the medians; "
+          f"mixed stream: {args.mixed} commands per host thread, workers {args.workers}")
+    print(f"{'call':34s}{'count':>8s}{la:>24s}{lb:>24s}{'ratio':>8s}")
+    for name, count, stats in table:
+        print(f"{name:34s}{count:8d}{cell(stats, a):>24s}{cell(stats, b):>24s}{ratio(stats):>8s}")
+    for name, count, stats in table:
+        if name.startswith("mixed_stream"):
+            wall = {p: f"{stats[p][0] * count / 1e6:.3f}" if p in stats else "-" for p in (a, b)}
+            print(f"{name}: {count} commands, wall time of the medians {la} {wall[a]} s, {lb} {wall[b]} s")
+    if args.markdown:
+        print(f"\n| call | count | {la} µs | {lb} µs | ratio |\n|---|---:|---:|---:|---:|")
+        for name, count, stats in table:
+            print(f"| `{name}` | {count} | {cell(stats, a, '–')} | {cell(stats, b, '–')} | {ratio(stats)} |")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["api"]:
+        api_main(sys.argv[2:])
+    else:
+        main()
