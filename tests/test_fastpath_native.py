@@ -13,7 +13,7 @@ import pytest
 from capi import CL, addr, err
 from clobjects import context_and_program, make_buffer, make_queue, read
 from pyplat import cl, config
-from pyplat.api import handles
+from pyplat.api import _native, handles
 from pyplat.core.kernel import Kernel
 from test_handles import HandleStruct
 from test_programs_kernels import create_kernel, set_arg
@@ -447,6 +447,54 @@ def test_wait_for_native_events(env):
     CL.clReleaseMemObject(buf)
     CL.clReleaseCommandQueue(q)
     CL.clReleaseCommandQueue(q2)
+
+
+def test_event_status_is_answered_natively(env):
+    """clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS), the query programs poll, is answered
+    by the native entry (no GIL, no adoption) for native and Python-made events and user events,
+    with Python's answer; other queries and errors stay Python's."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k = create_kernel(prog, b"inc")
+    buf = make_buffer(ctx, 4 * 16)
+    set_arg(k, 0, buf)
+    launch(q, k, 16)
+    native_ev = launch(q, k, 16)[1]
+    e = err()
+    user = CL.clCreateUserEvent(ctx, addr(e))
+    fill_ev = ctypes.c_size_t()
+    pattern = ctypes.c_int(0)
+    assert CL.clEnqueueFillBuffer(q, buf, addr(pattern), 4, 0, 64, 1, addr(ctypes.c_size_t(user)),
+                                  addr(fill_ev)) == 0
+    status_fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint64,
+                                 ctypes.c_size_t, ctypes.c_size_t)(
+        _native.fast_path_entries()["clGetEventInfo"])
+
+    def status(ev, through=CL.clGetEventInfo):
+        v, n = ctypes.c_int32(99), ctypes.c_size_t(0)
+        assert through(ev, cl.CL_EVENT_COMMAND_EXECUTION_STATUS, 4, addr(v), addr(n)) == 0
+        assert n.value == 4
+        return v.value
+    assert status(user, status_fn) == cl.CL_SUBMITTED              # the native entry answers
+    assert status(fill_ev.value, status_fn) in (cl.CL_QUEUED, cl.CL_SUBMITTED)
+    assert CL.clSetUserEventStatus(user, cl.CL_COMPLETE) == 0
+    assert CL.clFinish(q) == 0
+    for ev in (native_ev, fill_ev.value, user):
+        assert status(ev, status_fn) == cl.CL_COMPLETE == status(ev)
+    assert handles.peek(native_ev) is None                          # not adopted
+    size_only = ctypes.c_size_t(0)
+    assert status_fn(user, cl.CL_EVENT_COMMAND_EXECUTION_STATUS, 0, 0, addr(size_only)) == 0
+    assert size_only.value == 4
+    short = ctypes.c_int16()
+    assert status_fn(user, cl.CL_EVENT_COMMAND_EXECUTION_STATUS, 2, addr(short), 0) == _native.DEFER
+    assert CL.clGetEventInfo(user, cl.CL_EVENT_COMMAND_EXECUTION_STATUS, 2, addr(short), 0) == cl.CL_INVALID_VALUE
+    assert status_fn(k, cl.CL_EVENT_COMMAND_EXECUTION_STATUS, 4, addr(ctypes.c_int32()), 0) == _native.DEFER
+    assert CL.clGetEventInfo(k, cl.CL_EVENT_COMMAND_EXECUTION_STATUS, 4, addr(ctypes.c_int32()), 0) == cl.CL_INVALID_EVENT
+    for ev in (native_ev, fill_ev.value, user):
+        assert CL.clReleaseEvent(ev) == 0
+    CL.clReleaseKernel(k)
+    CL.clReleaseMemObject(buf)
+    CL.clReleaseCommandQueue(q)
 
 
 def test_by_value_arguments_are_set_natively(env):

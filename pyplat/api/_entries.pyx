@@ -36,6 +36,7 @@ cdef handle_fn _n_release_event = NULL
 cdef handle_fn _n_flush = NULL
 cdef handle_fn _n_finish = NULL
 cdef setarg_fn _n_setarg = NULL
+cdef event_info_fn _n_event_info = NULL
 cdef object _prime_ndrange = None
 
 DEF I_NDRANGE = 0
@@ -158,6 +159,11 @@ cdef int32_t e_write(size_t queue, size_t buffer, uint32_t blocking, uint64_t of
 
 cdef int32_t e_event_info(size_t event, uint32_t param, uint64_t size, size_t value,
                           size_t size_ret) noexcept with gil:
+    cdef int32_t status
+    if _n_event_info != NULL:
+        status = _n_event_info(event, param, size, value, size_ret)
+        if status != PYPLAT_DEFER:
+            return status
     return _status(I_EVENT_INFO, (event, param, size, value, size_ret))
 
 
@@ -188,8 +194,9 @@ def use_fast_path(addresses, prime_ndrange):
     prime_ndrange(queue, kernel, wants_event) -> whether it prepared something that may let the
     native launch answer now."""
     global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _prime_ndrange
-    global _n_setarg
+    global _n_setarg, _n_event_info
     _n_ndrange = <ndrange_fn><size_t>addresses["clEnqueueNDRangeKernel"]
+    _n_event_info = <event_info_fn><size_t>addresses["clGetEventInfo"]
     _n_setarg = <setarg_fn><size_t>addresses["clSetKernelArg"]
     _n_retain_event = <handle_fn><size_t>addresses["clRetainEvent"]
     _n_release_event = <handle_fn><size_t>addresses["clReleaseEvent"]

@@ -755,6 +755,35 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     return r
 
 
+DEF EVENT_COMMAND_EXECUTION_STATUS = 0x11D3
+
+
+cdef int32_t n_event_info(size_t event, uint32_t param, uint64_t size, size_t value,
+                          size_t size_ret) noexcept nogil:
+    """clGetEventInfo of an event's execution status, the query programs poll in loops: read
+    from its command. Other queries, bad handles and short buffers are the Python entry's."""
+    cdef hent_t *e
+    cdef cmd_t *c = NULL
+    cdef int32_t status
+    if param != EVENT_COMMAND_EXECUTION_STATUS or (value != 0 and size < sizeof(int32_t)):
+        return PYPLAT_DEFER
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(event)
+    if e != NULL and e.kind == PYPLAT_KIND_EVENT and e.ptr != NULL:
+        c = <cmd_t *>e.ptr
+        cmd_incref(c)
+    pthread_mutex_unlock(&tab_lock)
+    if c == NULL:
+        return PYPLAT_DEFER
+    status = pp_load_i(&c.status)
+    cmd_decref(c)
+    if value != 0:
+        (<int32_t *>value)[0] = status
+    if size_ret != 0:
+        (<size_t *>size_ret)[0] = sizeof(int32_t)
+    return CL_SUCCESS_
+
+
 def fast_path_entries():
     """{name: address} of the native entries: same C signature as the OpenCL function,
     PYPLAT_DEFER when not answered."""
@@ -764,7 +793,8 @@ def fast_path_entries():
             "clReleaseEvent": <size_t><handle_fn>n_release_event,
             "clFlush": <size_t><handle_fn>n_flush,
             "clFinish": <size_t><handle_fn>n_finish,
-            "clWaitForEvents": <size_t><wait_fn>n_wait}
+            "clWaitForEvents": <size_t><wait_fn>n_wait,
+            "clGetEventInfo": <size_t><event_info_fn>n_event_info}
 
 
 def handle_layout():
