@@ -3,6 +3,7 @@ entry point, code and reason when `err` is on, and the notify callback of the co
 was about, always; `build` and `cache` say what the compiler and its cache did. Through the same
 ctypes callbacks the ICD shim calls (tests/capi.py)."""
 import ctypes
+import re
 
 import pytest
 
@@ -102,3 +103,15 @@ def test_refcounts_and_events_say_what_happened_to_objects_and_commands(debug, c
     assert "destroyed" in out
     queued = [line for line in out.splitlines() if line.startswith("pyplat[events]: fill_buffer")]
     assert len(queued) == 2 and "queued" in queued[0] and queued[1].endswith("ended: complete")
+
+
+def test_every_error_of_the_conformance_api_category_has_its_reason(run_with_pyplat, pyplat_command):
+    """The issue's line: PYPLAT_DEBUG=err shows the reason of every error the api category of the
+    conformance subset provokes (bad handles, sizes, flags, wait lists...)."""
+    r = run_with_pyplat(pyplat_command + ["conformance", "--quick", "api"], env={"PYPLAT_DEBUG": "err"},
+                        timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [line for line in (r.stdout + r.stderr).splitlines() if line.startswith("pyplat[err]: ")]
+    assert len(lines) > 100                       # the category provokes that many errors
+    bare = [line for line in lines if not re.match(r"pyplat\[err\]: cl\w+ returned CL_[A-Z_]+: \S", line)]
+    assert not bare, bare[:10]
