@@ -59,6 +59,14 @@ cdef void pool_wake(pool_t *p, int all_) noexcept nogil:
             pthread_cond_signal(&p.idle_cv)
         p.wakeups += 1
         pthread_mutex_unlock(&p.idle_lock)
+        if trace_on:
+            trace_event(TR_WAKE, all_, 0, 0, pp_now_ns(), 0)
+
+
+cdef void trace_pool_counts(pool_t *p) noexcept nogil:
+    """Counters: commands waiting in the pool, workers not idle."""
+    trace_event(TR_COUNT, 0, pp_load(&p.work),
+                p.nworkers - pp_load(&p.spinning) - pp_load(&p.sleepers), pp_now_ns(), 0)
 
 
 cdef long push(worker_t *w, cmd_t *c) noexcept nogil:
@@ -108,6 +116,8 @@ cdef void pool_ready(driver_t *d, cmd_t *c) noexcept nogil:
     if pool_respawn:                    # a forked child's first command (forking.pxi)
         pool_start_threads(p)
     pp_add(&p.work, 1)
+    if trace_on:
+        trace_pool_counts(p)
     if pp_worker_pool == <void *>p:
         # A worker readied it (a dependant of what it just ran): keep it local, and wake
         # another worker only if there is more work here than this worker will take next.
@@ -153,8 +163,12 @@ cdef void board_remove(pool_t *p, cmd_t *c) noexcept nogil:
 
 cdef void participate(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
     """Run chunks of a shared kernel; whoever runs its last group completes it."""
+    cdef unsigned long long t0 = pp_now_ns() if trace_on else 0
+    cdef int last
     w.chunks += 1
-    if run_groups(c, p.nworkers):
+    last = run_groups(c, p.nworkers)
+    trace_run(c, t0)
+    if last:
         board_remove(p, c)
         c.times[3] = pp_now_ns()
         cmd_set_status(c, groups_status(c))
@@ -200,7 +214,7 @@ cdef int board_work(pool_t *p, worker_t *w, int spinning) noexcept nogil:
 
 
 cdef void pool_execute(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
-    cdef int shared = 0
+    cdef int shared = 0, status
     w.executed += 1
     if c.kind == K_NDRANGE and c.total > 1 and p.nworkers > 1 and not pp_load(&c.failed):
         cmd_set_status(c, ST_RUNNING)
@@ -224,7 +238,9 @@ cdef void pool_execute(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
             return
         cmd_decref(c)
         cmd_decref(c)
-        cmd_set_status(c, run_payload(c))
+        status = run_payload(c)
+        trace_run(c, c.times[2])
+        cmd_set_status(c, status)
         return
     execute(c)
 
@@ -238,6 +254,8 @@ cdef cmd_t *steal(pool_t *p, worker_t *w) noexcept nogil:
         c = pop(&p.workers[i], now)
         if c != NULL:
             w.stolen += 1
+            if trace_on:
+                trace_event(TR_STEAL, 0, c.trace_id, i, pp_now_ns(), 0)
             return c
     return NULL
 
@@ -302,6 +320,8 @@ cdef void *worker_main(void *arg) noexcept nogil:
                 spinning = 0
             slept = 0
             pp_add(&p.work, -1)
+            if trace_on:
+                trace_pool_counts(p)
             pool_execute(p, w, c)
     return NULL
 
