@@ -48,7 +48,7 @@ def start_if_asked():
     if not path or _path is not None:
         return
     _path, _pid = os.path.abspath(path), os.getpid()
-    _sched.trace_start()
+    _sched.trace_start(_write_at_exit)
     atexit.register(_write_at_exit)
     os.register_at_fork(after_in_child=_fork_child)
 
@@ -65,6 +65,7 @@ def _fork_child():
 
 
 def _write_at_exit():
+    _sched.trace_written()
     try:
         write()
     except Exception as e:            # (the host program is exiting: say why, never raise)

@@ -344,8 +344,6 @@ cdef extern from "<stdio.h>" nogil:
     FILE *stderr
     int fprintf(FILE *, const char *, ...)
 
-cdef extern from "<stdlib.h>" nogil:
-    int atexit(void (*)() noexcept nogil)
 
 
 cdef void print_pool_stats() noexcept nogil:

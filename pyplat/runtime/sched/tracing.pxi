@@ -23,6 +23,9 @@ cdef extern from *:
     int pp_trace_reason
     long pp_gettid() nogil
 
+cdef extern from "<stdlib.h>" nogil:
+    int atexit(void (*)() noexcept nogil)
+
 DEF TRACE_CHUNK = 2048
 
 # Record types (trace.py reads them by these numbers).
@@ -182,10 +185,34 @@ cdef inline void trace_run(cmd_t *c, unsigned long long t0) noexcept nogil:
 
 # --- the Python side (pyplat/runtime/trace.py) ------------------------------------------------
 
-def trace_start():
-    """Start recording (PYPLAT_TRACE; trace.py calls this at import when it is set)."""
-    global trace_on
+cdef object trace_writer = None    # trace.py's: writes the file (once)
+
+
+cdef void trace_write_at_exit() noexcept nogil:
+    """C atexit: a C program's interpreter is never finalised, so Python's atexit handlers never
+    run; write the file here. In a Python process they ran first and this does nothing."""
+    if trace_writer is None:
+        return
+    with gil:
+        try:
+            trace_writer()
+        except BaseException:
+            pass
+
+
+def trace_start(writer):
+    """Start recording (PYPLAT_TRACE; trace.py calls this at import when it is set); writer()
+    writes the file at exit."""
+    global trace_on, trace_writer
     trace_on = 1
+    trace_writer = writer
+    atexit(trace_write_at_exit)
+
+
+def trace_written():
+    """The file was written at exit: nothing more to do at the C level."""
+    global trace_writer
+    trace_writer = None
 
 
 def trace_enabled():
