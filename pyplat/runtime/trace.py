@@ -137,7 +137,7 @@ def chrome_events(names, threads):
     events = (_meta(PID_HOST, 0, "process_name", "host threads", 0)
               + _meta(PID_QUEUES, 0, "process_name", "queues", 1)
               + _meta(PID_WORKERS, 0, "process_name", "workers", 2))
-    commands, edges, runs, modes = {}, [], [], {}
+    commands, edges, runs, modes, changes = {}, [], [], {}, []
     for worker, tid, records in threads:
         pid, track = (PID_WORKERS, worker + 1) if worker >= 0 else (PID_HOST, tid)
         label = f"worker {worker}" if worker >= 0 else f"host thread {tid}"
@@ -161,17 +161,22 @@ def chrome_events(names, threads):
             elif kind == TR_WAKE:
                 events.append({"ph": "i", "s": "t", "pid": pid, "tid": track, "ts": us(t0),
                                "name": "wake-up", "cat": "pool", "args": {"all": bool(sub)}})
-            elif kind == TR_COUNT:
+            elif kind == TR_COUNT and sub == 0:
                 events.append({"ph": "C", "pid": PID_WORKERS, "tid": 0, "ts": us(t0),
                                "name": "ready commands", "args": {"ready": a}})
-                events.append({"ph": "C", "pid": PID_WORKERS, "tid": 0, "ts": us(t0),
-                               "name": "busy workers", "args": {"busy": b}})
+            elif kind == TR_COUNT:
+                changes.append((t0, worker, a))
             elif kind == TR_API:
                 events.append({"ph": "X", "pid": pid, "tid": track, "ts": us(t0),
                                "dur": round(max(t1 - t0, 0) / 1000, 3),
                                "name": name_of(name, "api call"), "cat": "api"})
             elif kind == TR_QUEUE:
                 modes[a] = MODES.get(sub, str(sub))
+    busy = {}                         # worker -> 1 while it is not idle (a worker starts busy)
+    for t0, worker, state in sorted(changes):
+        busy[worker] = state
+        events.append({"ph": "C", "pid": PID_WORKERS, "tid": 0, "ts": us(t0),
+                       "name": "busy workers", "args": {"busy": sum(busy.values())}})
     by_queue = {}
     for c in commands.values():
         by_queue.setdefault(c["queue"], []).append(c)

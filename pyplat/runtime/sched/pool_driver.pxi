@@ -63,10 +63,17 @@ cdef void pool_wake(pool_t *p, int all_) noexcept nogil:
             trace_event(TR_WAKE, all_, 0, 0, pp_now_ns(), 0)
 
 
-cdef void trace_pool_counts(pool_t *p) noexcept nogil:
-    """Counters: commands waiting in the pool, workers not idle."""
-    trace_event(TR_COUNT, 0, pp_load(&p.work),
-                p.nworkers - pp_load(&p.spinning) - pp_load(&p.sleepers), pp_now_ns(), 0)
+# Counters for the trace, from values at hand: the pool's count of waiting commands as the
+# atomic that changed it returned, and each worker's own busy/idle changes (reading the shared
+# counts the idle workers write would cost cache misses on every command).
+cdef inline void trace_ready_count(long n) noexcept nogil:
+    if trace_on:
+        trace_event(TR_COUNT, 0, n, 0, pp_now_ns(), 0)
+
+
+cdef inline void trace_busy(int busy) noexcept nogil:
+    if trace_on:
+        trace_event(TR_COUNT, 1, busy, 0, pp_now_ns(), 0)
 
 
 cdef long push(worker_t *w, cmd_t *c) noexcept nogil:
@@ -115,9 +122,7 @@ cdef void pool_ready(driver_t *d, cmd_t *c) noexcept nogil:
     cdef long n, i
     if pool_respawn:                    # a forked child's first command (forking.pxi)
         pool_start_threads(p)
-    pp_add(&p.work, 1)
-    if trace_on:
-        trace_pool_counts(p)
+    trace_ready_count(pp_add(&p.work, 1))
     if pp_worker_pool == <void *>p:
         # A worker readied it (a dependant of what it just ran): keep it local, and wake
         # another worker only if there is more work here than this worker will take next.
@@ -188,6 +193,7 @@ cdef void stop_spinning(pool_t *p, worker_t *w) noexcept nogil:
     a sleeper, since pool_ready may have skipped that while this worker was spinning."""
     unhint(p, w)
     pp_add(&p.spinning, -1)
+    trace_busy(1)
     if pp_load(&p.work) > 1:
         pool_wake(p, 0)
 
@@ -309,6 +315,7 @@ cdef void *worker_main(void *arg) noexcept nogil:
                 # lone command enqueued now comes here (pool_ready).
                 pp_add(&p.spinning, 1)
                 spinning = 1
+                trace_busy(0)
                 # Woken with no work left (a time-out, or others took it): back to sleep. With
                 # work left (maybe too young to steal yet), poll as usual.
                 idle_since = 0 if slept and pp_load(&p.work) <= 0 else pp_now_ns()
@@ -319,9 +326,7 @@ cdef void *worker_main(void *arg) noexcept nogil:
                 stop_spinning(p, w)
                 spinning = 0
             slept = 0
-            pp_add(&p.work, -1)
-            if trace_on:
-                trace_pool_counts(p)
+            trace_ready_count(pp_add(&p.work, -1))
             pool_execute(p, w, c)
     return NULL
 
