@@ -26,6 +26,22 @@ def commands(events):
     return [e for e in events if e["ph"] == "X" and e["cat"] == "command"]
 
 
+def track_names(events):
+    return {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+            if e["ph"] == "M" and e["name"] == "thread_name"}
+
+
+def queue_of(events):
+    """command slice -> its queue's number, from its track's name ("queue 2 (...)"); None for
+    commands of no queue (user events)."""
+    names = track_names(events)
+
+    def queue(e):
+        words = names[(e["pid"], e["tid"])].split()
+        return int(words[1]) if words[0] == "queue" else None
+    return queue
+
+
 def flows(events):
     """(reason, source command, target command) of every dependency arrow."""
     at = {}
@@ -52,6 +68,10 @@ def flows(events):
 def test_trace_of_two_queues(run_with_pyplat, tmp_path, driver):
     _, events = traced(run_with_pyplat, tmp_path, PYPLAT_DRIVER=driver)
     assert {e["ph"] for e in events} <= PHASES
+    tids = {}                                        # a tid is one track, never 0 (Perfetto)
+    for e in events:
+        if "tid" in e:
+            assert e["tid"] != 0 and tids.setdefault(e["tid"], e["pid"]) == e["pid"], e
     cmds = commands(events)
     assert Counter(e["name"] for e in cmds) == {"copy": 5, "scale_a": 4, "scale_b": 3,
                                                  "user event": 1}
@@ -59,8 +79,7 @@ def test_trace_of_two_queues(run_with_pyplat, tmp_path, driver):
     for e in cmds:
         assert e["dur"] >= 0 and e["args"]["status"] == "complete"
         assert e["args"]["queued"] <= e["args"]["submitted"] <= e["ts"] + 1e-3
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
-             if e["ph"] == "M" and e["name"] == "thread_name"}
+    names = track_names(events)
     for e in cmds:                                   # every slice is on a named track
         assert (e["pid"], e["tid"]) in names
     labels = set(names.values())
@@ -74,8 +93,8 @@ def test_trace_of_two_queues(run_with_pyplat, tmp_path, driver):
     assert {e["name"] for e in runs} >= {"scale_a", "scale_b", "copy"}
     assert any(e["cat"] == "api" and e["name"] == "clCreateBuffer" for e in events if e["ph"] == "X")
 
-    arrows = flows(events)
-    wait_list = {(s["name"], t["name"], t["tid"] // 1000) for r, s, t in arrows if r == "wait list"}
+    arrows, queue = flows(events), queue_of(events)
+    wait_list = {(s["name"], t["name"], queue(t)) for r, s, t in arrows if r == "wait list"}
     # the q2 kernel waits for q1's scale_a and the user event; q2's read waits for it
     assert ("scale_a", "scale_b", 2) in wait_list
     assert ("user event", "scale_b", 2) in wait_list
@@ -89,7 +108,8 @@ def test_trace_of_two_queues(run_with_pyplat, tmp_path, driver):
 def test_serial_in_order_links(run_with_pyplat, tmp_path):
     _, events = traced(run_with_pyplat, tmp_path, PYPLAT_INORDER_PARALLEL="0")
     serial = [(s["args"]["id"], t["args"]["id"]) for r, s, t in flows(events) if r == "in-order"]
-    q1 = sorted(e["args"]["id"] for e in commands(events) if e["tid"] // 1000 == 1)
+    queue = queue_of(events)
+    q1 = sorted(e["args"]["id"] for e in commands(events) if queue(e) == 1)
     assert len(q1) == 10
     assert set(zip(q1, q1[1:])) <= set(serial)       # each command after the one before
 

@@ -11,8 +11,8 @@ records into the JSON that Perfetto (ui.perfetto.dev) and chrome://tracing open,
   that overlapped in time (the automatic in-order mode, out-of-order queues) go to further
   tracks of that queue ("queue 1 · 2"), since slices on one track must nest;
 - process "workers": a track per worker thread with what it ran (X, cat "run": a command, or its
-  share of a kernel's work-groups), steals and wake-ups (instant events, cat "pool") and the
-  counters "ready commands" and "busy workers" (C);
+  share of a kernel's work-groups), steals and wake-ups (instant events, cat "pool"), and the
+  track "pool" with the counters "ready commands" and "busy workers" (C);
 - dependencies as flow arrows (s and f with bp "e", cat "dependency", name the reason: "wait
   list", "in-order", "barrier", "buffer") from the end of a command to the start of the one that
   waited for it.
@@ -35,7 +35,12 @@ KINDS = {0: "marker", 1: "action", 2: "copy", 3: "fill", 4: "rect copy", 5: "ker
 MODES = {0: "in-order", 1: "in-order, auto-parallel", 2: "out-of-order"}
 STATUS = {0: "complete", -14: "failed: wait list", -5: "failed: out of resources"}
 PID_HOST, PID_QUEUES, PID_WORKERS = 1, 2, 3
-LANES = 1000                     # tid of a queue's track: queue * LANES + lane
+# Thread ids: viewers (Perfetto) take a tid as unique across processes and tid 0 as the idle
+# task, so tracks that are not host threads (Linux tids) get ids far above any pid.
+TID_POOL = 1_000_000_000             # the pool's counters
+TID_WORKERS = TID_POOL + 1           # + worker id
+TID_QUEUES = 1_100_000_000           # + queue * LANES + lane (queue 0: user events)
+LANES = 1000
 
 _path = None
 _pid = None
@@ -101,10 +106,12 @@ def traced(name, fn):
 # --- records -> trace events -------------------------------------------------------------------
 
 def _meta(pid, tid, what, name, sort=None):
-    events = [{"ph": "M", "pid": pid, "tid": tid, "name": what, "args": {"name": name}}]
+    """Metadata: a process's name (tid None) or a thread's, and its place in the viewer."""
+    where = {"pid": pid} if tid is None else {"pid": pid, "tid": tid}
+    events = [{"ph": "M", **where, "name": what, "args": {"name": name}}]
     if sort is not None:
-        key = "process_sort_index" if what == "process_name" else "thread_sort_index"
-        events.append({"ph": "M", "pid": pid, "tid": tid, "name": key, "args": {"sort_index": sort}})
+        key = "process_sort_index" if tid is None else "thread_sort_index"
+        events.append({"ph": "M", **where, "name": key, "args": {"sort_index": sort}})
     return events
 
 
@@ -134,15 +141,16 @@ def chrome_events(names, threads):
     def us(ns):
         return round((ns - base) / 1000, 3) if ns else 0.0
 
-    events = (_meta(PID_HOST, 0, "process_name", "host threads", 0)
-              + _meta(PID_QUEUES, 0, "process_name", "queues", 1)
-              + _meta(PID_WORKERS, 0, "process_name", "workers", 2))
+    events = (_meta(PID_HOST, None, "process_name", "host threads", 0)
+              + _meta(PID_QUEUES, None, "process_name", "queues", 1)
+              + _meta(PID_WORKERS, None, "process_name", "workers", 2)
+              + _meta(PID_WORKERS, TID_POOL, "thread_name", "pool", 0))
     commands, edges, runs, modes, changes = {}, [], [], {}, []
     for worker, tid, records in threads:
-        pid, track = (PID_WORKERS, worker + 1) if worker >= 0 else (PID_HOST, tid)
+        pid, track = (PID_WORKERS, TID_WORKERS + worker) if worker >= 0 else (PID_HOST, tid)
         label = f"worker {worker}" if worker >= 0 else f"host thread {tid}"
         if any(r[0] in (TR_RUN, TR_STEAL, TR_WAKE, TR_API) for r in records):
-            events += _meta(pid, track, "thread_name", label, track if worker >= 0 else None)
+            events += _meta(pid, track, "thread_name", label, worker + 1 if worker >= 0 else None)
         for kind, sub, status, name, a, b, t0, t1, t2, t3 in records:
             if kind == TR_CMD:
                 first = t1 if sub == 7 else t2      # a user event: from its creation until set
@@ -162,7 +170,7 @@ def chrome_events(names, threads):
                 events.append({"ph": "i", "s": "t", "pid": pid, "tid": track, "ts": us(t0),
                                "name": "wake-up", "cat": "pool", "args": {"all": bool(sub)}})
             elif kind == TR_COUNT and sub == 0:
-                events.append({"ph": "C", "pid": PID_WORKERS, "tid": 0, "ts": us(t0),
+                events.append({"ph": "C", "pid": PID_WORKERS, "tid": TID_POOL, "ts": us(t0),
                                "name": "ready commands", "args": {"ready": a}})
             elif kind == TR_COUNT:
                 changes.append((t0, worker, a))
@@ -175,7 +183,7 @@ def chrome_events(names, threads):
     busy = {}                         # worker -> 1 while it is not idle (a worker starts busy)
     for t0, worker, state in sorted(changes):
         busy[worker] = state
-        events.append({"ph": "C", "pid": PID_WORKERS, "tid": 0, "ts": us(t0),
+        events.append({"ph": "C", "pid": PID_WORKERS, "tid": TID_POOL, "ts": us(t0),
                        "name": "busy workers", "args": {"busy": sum(busy.values())}})
     by_queue = {}
     for c in commands.values():
@@ -184,10 +192,10 @@ def chrome_events(names, threads):
         label = f"queue {queue} ({modes[queue]})" if queue in modes else (
             f"queue {queue}" if queue else "no queue (user events)")
         for lane in range(_lanes(members)):
-            events += _meta(PID_QUEUES, queue * LANES + lane, "thread_name",
+            events += _meta(PID_QUEUES, TID_QUEUES + queue * LANES + lane, "thread_name",
                             label if lane == 0 else f"{label} · {lane + 1}", queue * LANES + lane)
         for c in members:
-            c["tid"] = c["queue"] * LANES + c["lane"]
+            c["tid"] = TID_QUEUES + c["queue"] * LANES + c["lane"]
             events.append({"ph": "X", "pid": PID_QUEUES, "tid": c["tid"], "ts": c["start"],
                            "dur": round(c["end"] - c["start"], 3), "name": c["name"],
                            "cat": "command",
