@@ -91,7 +91,9 @@ def test_trace_of_two_queues(run_with_pyplat, tmp_path, driver):
         assert any(e["ph"] == "C" and e["name"] == "busy workers" for e in events)
     runs = [e for e in events if e["ph"] == "X" and e["cat"] == "run"]
     assert {e["name"] for e in runs} >= {"scale_a", "scale_b", "copy"}
-    assert any(e["cat"] == "api" and e["name"] == "clCreateBuffer" for e in events if e["ph"] == "X")
+    api = Counter(e["name"] for e in events if e["ph"] == "X" and e["cat"] == "api")
+    assert api["clCreateBuffer"] == 4
+    assert api["clEnqueueNDRangeKernel"] == 7         # also those the native fast path answers
 
     arrows, queue = flows(events), queue_of(events)
     wait_list = {(s["name"], t["name"], queue(t)) for r, s, t in arrows if r == "wait list"}

@@ -128,7 +128,7 @@ _native_entries = {}  # name -> address of the native fast path's entry (set by 
 
 def _traced(implemented):
     """PYPLAT_TRACE: the entry points, each call recorded as a slice of its thread's track
-    (calls the native fast path answers without Python are not)."""
+    (the native fast path's entries record theirs: _native.traced_fast_path_entries)."""
     if not trace.enabled():
         return implemented
     return {name: trace.traced(name, fn) for name, fn in implemented.items()}
@@ -147,7 +147,8 @@ def direct_entries(implemented=IMPLEMENTED):
     direct = _entries.configure(implemented, CLError, _report, _failed)
     if config.value("PYPLAT_FAST_PATH"):
         core_kernel.new_slot = _native.KernelSlot
-        native = _native.fast_path_entries()
+        native = (_native.traced_fast_path_entries() if trace.enabled()
+                  else _native.fast_path_entries())
         _entries.use_fast_path(native, enqueue.prime_ndrange)
         handles.adopter = lambda address: _native.adopt_event(address, enqueue.adopt_native_event)
         handles.native_of = _native_of

@@ -276,6 +276,10 @@ cdef void fork_lose_command(cmd_t *c) noexcept nogil
 cdef void track_join(qtrack_t *q) noexcept nogil
 cdef void abort_oom() noexcept nogil
 
+# --- tracing (sched/tracing.pxi) ----------------------------------------------------------------
+cdef int trace_intern(const char *name) noexcept nogil
+cdef void trace_api_native(int name, unsigned long long t0, unsigned long long t1) noexcept nogil
+
 # --- reaping (sched/reaping.pxi) ----------------------------------------------------------------
 cdef bint reap_pending() noexcept nogil
 

@@ -192,6 +192,11 @@ cdef inline void trace_run(cmd_t *c, unsigned long long t0) noexcept nogil:
         trace_event(TR_RUN, 0, c.trace_id, 0, t0, pp_now_ns())
 
 
+cdef void trace_api_native(int name, unsigned long long t0, unsigned long long t1) noexcept nogil:
+    """An API call answered by the API layer's native entries (pyplat/api/native_trace.pxi)."""
+    trace_event(TR_API, 0, 0, 0, t0, t1, name)
+
+
 # --- the Python side (pyplat/runtime/trace.py) ------------------------------------------------
 
 cdef object trace_writer = None    # trace.py's: writes the file (once)
