@@ -131,3 +131,31 @@ def test_off_by_default(run_with_pyplat, tmp_path):
     r = run_with_pyplat([sys.executable, PROGRAM], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert not list(tmp_path.glob("*.json"))
+
+
+FORKING = """
+import os, sys
+import numpy as np
+import pyopencl as cl
+platform = [p for p in cl.get_platforms() if p.name == "PyPlat"][0]
+ctx = cl.Context(platform.get_devices()[:1])
+q = cl.CommandQueue(ctx)
+b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 64)
+cl.enqueue_copy(q, b, np.ones(16, np.float32)); q.finish()
+pid = os.fork()
+if pid == 0:
+    cl.enqueue_copy(q, b, np.zeros(16, np.float32)); q.finish()
+    sys.exit(0)
+os.waitpid(pid, 0)
+print(pid)
+"""
+
+
+def test_forked_child_writes_its_own(run_with_pyplat, tmp_path):
+    path = tmp_path / "run.json"
+    r = run_with_pyplat([sys.executable, "-c", FORKING], env={"PYPLAT_TRACE": str(path)})
+    assert r.returncode == 0, r.stderr
+    child = tmp_path / f"run.{r.stdout.split()[-1]}.json"
+    parent_cmds = commands(json.loads(path.read_text())["traceEvents"])
+    child_cmds = commands(json.loads(child.read_text())["traceEvents"])
+    assert len(parent_cmds) == 1 and len(child_cmds) == 1     # each its own commands only
