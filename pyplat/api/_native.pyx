@@ -36,7 +36,7 @@ from pyplat.runtime._sched cimport (
     cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_attach, cmd_wait, track_join,
     abort_oom, reap_pending, order_locked, qcore_incref, qcore_decref, key_hash, hold_use, hold_done,
     plan_incref, plan_decref, plan_derive, plan_start, fill_launch, fork_lose_queue, fork_lose_command,
-    pp_now_ns, trace_intern, trace_api_native, Command, Driver, QueueCore, LaunchPlan, wrap_command, wrap_derived)
+    Command, Driver, QueueCore, LaunchPlan, wrap_command, wrap_derived)
 
 # The handle layout, the handle kinds and "not answered here": one definition, shared with the
 # ICD shim (icd/pyplat_handle.h); handles.py takes them from here.
@@ -432,6 +432,7 @@ def _not_a(size_t address, cls, obj):
 
 
 include "native_fork.pxi"
+include "native_trace.pxi"
 
 
 def peek(size_t address):
@@ -765,9 +766,6 @@ def fast_path_entries():
             "clFlush": <size_t><handle_fn>n_flush,
             "clFinish": <size_t><handle_fn>n_finish,
             "clWaitForEvents": <size_t><wait_fn>n_wait}
-
-
-include "native_trace.pxi"
 
 
 def handle_layout():

@@ -3,6 +3,7 @@
 # hands these out instead of the plain ones only when tracing, so an untraced process pays
 # nothing. A call that returns PYPLAT_DEFER is not recorded here: the Python entry that answers
 # it records itself.
+from pyplat.runtime._sched cimport pp_now_ns, trace_intern, trace_api_native
 
 cdef int traced_names[7]
 
