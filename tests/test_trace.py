@@ -50,7 +50,7 @@ def flows(events):
 
     def enclosing(e):
         return [c for c in at.get((e["pid"], e["tid"]), ())
-                if c["ts"] <= e["ts"] <= c["ts"] + c["dur"]]
+                if c["ts"] < e["ts"] < c["ts"] + c["dur"]]
     starts = {e["id"]: e for e in events if e["ph"] == "s"}
     ends = {e["id"]: e for e in events if e["ph"] == "f"}
     assert starts.keys() == ends.keys()
@@ -59,7 +59,7 @@ def flows(events):
         f = ends[i]
         assert f["bp"] == "e" and f["name"] == s["name"]
         source, target = enclosing(s), enclosing(f)
-        assert source and target, (s, f)          # each end lies in a command's slice
+        assert source and target, (s, f)          # each end strictly inside a command slice
         out.append((s["name"], source[0], target[0]))
     return out
 

@@ -41,6 +41,8 @@ TID_POOL = 1_000_000_000             # the pool's counters
 TID_WORKERS = TID_POOL + 1           # + worker id
 TID_QUEUES = 1_100_000_000           # + queue * LANES + lane (queue 0: user events)
 LANES = 1000
+# Slices last at least 2 ns, so that a flow can bind inside one (a marker runs in no time).
+MIN_US = 0.002
 
 _path = None
 _pid = None
@@ -130,6 +132,10 @@ def _lanes(commands):
     return len(ends)
 
 
+def _middle(c):
+    return round(c["start"] + max((c["end"] - c["start"]) / 2, 0.001), 3)
+
+
 def chrome_events(names, threads):
     """The Chrome trace events (a list of dicts) of the runtime's records."""
     def name_of(index, fallback):
@@ -157,7 +163,7 @@ def chrome_events(names, threads):
                 commands[a] = {"id": a, "kind": KINDS.get(sub, str(sub)), "status": status,
                                "name": name_of(name, KINDS.get(sub, str(sub))), "queue": b,
                                "queued": us(t0), "submitted": us(t1), "start": us(first),
-                               "end": max(us(t3), us(first))}
+                               "end": max(us(t3), round(us(first) + MIN_US, 3))}
             elif kind == TR_EDGE:
                 edges.append((a, b, REASONS.get(sub, str(sub)), status))
             elif kind == TR_RUN:
@@ -213,11 +219,11 @@ def chrome_events(names, threads):
         if s is None or t is None:
             continue
         flow += 1
-        # each end inside its slice (a flow binds to the slice enclosing its timestamp)
+        # Each end strictly inside its slice: a flow event binds to the slice enclosing its
+        # timestamp (Perfetto draws the arrow from the end of one slice to the start of the other).
         events.append({"ph": "s", "id": flow, "pid": PID_QUEUES, "tid": s["tid"],
-                       "ts": round(max(s["start"], s["end"] - 0.001), 3), "name": reason,
-                       "cat": "dependency", "args": {"waited": bool(linked)}})
+                       "ts": _middle(s), "name": reason, "cat": "dependency",
+                       "args": {"waited": bool(linked)}})
         events.append({"ph": "f", "bp": "e", "id": flow, "pid": PID_QUEUES, "tid": t["tid"],
-                       "ts": round(min(t["end"], t["start"] + 0.001), 3), "name": reason,
-                       "cat": "dependency"})
+                       "ts": _middle(t), "name": reason, "cat": "dependency"})
     return events
