@@ -7,6 +7,7 @@
   pyplat run -- CMD ARGS...  run CMD with PyPlat visible next to the installed platforms
   pyplat conformance ...     the conformance subset (see conformance/)
   pyplat config [NAME...]    every PYPLAT_* knob: current value, where it came from, what it does
+  pyplat trace FILE          a PYPLAT_TRACE file's per-kernel summary; writes FILE.svg, a timeline
 
 Subcommands are a table (COMMANDS): each entry adds its arguments to an argparse subparser and
 names the function run with the parsed arguments; a later layer adds its own by extending it.
@@ -128,6 +129,17 @@ def _config(args):
     return 0
 
 
+def _trace_args(p):
+    p.add_argument("file", help="a file PYPLAT_TRACE wrote")
+    p.add_argument("--svg", help="where to write the timeline (default: FILE.svg)")
+
+
+def _trace(args):
+    from pyplat.runtime import trace_view       # (reads JSON only: no platform is loaded)
+    trace_view.main(args.file, args.svg)
+    return 0
+
+
 # name -> (help, add_arguments(parser), run(args) -> exit status)
 COMMANDS = {
     "icd": ("print or install the .icd file that makes loaders find PyPlat", _icd_args, _icd),
@@ -135,6 +147,7 @@ COMMANDS = {
     "conformance": ("run the conformance-style test subset", _conformance_args, _conformance),
     "config": ("show every PYPLAT_* environment variable, its value and its source", _config_args,
                _config),
+    "trace": ("summarise a PYPLAT_TRACE file and draw its timeline as SVG", _trace_args, _trace),
 }
 
 

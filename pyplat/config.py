@@ -164,6 +164,10 @@ KNOBS = {k.name: k for k in (
          + ", ".join(DEBUG_CATEGORIES) + " or all", frozenset(), "none",
          "what PyPlat logs on stderr: err (every API error with its reason), warn, build, cache, "
          "memory (transfers), events (commands queued and ended), refcounts; all", "python"),
+    Knob("PYPLAT_TRACE", _cache_dir, "a file name, or off", None, "off",
+         "write a timeline of API calls, commands, dependencies and workers to this file at exit "
+         "(Chrome trace event JSON, for Perfetto; `pyplat trace FILE` summarises it)", "python",
+         empty_is_unset=False),
     Knob("PYPLAT_POOL_STATS", _switch, "1 or 0", False, "0",
          "1: print per-worker counts of commands run and stolen at exit", "python"),
     Knob("PYPLAT_INORDER_PARALLEL", _switch, "1 or 0", True, "1",

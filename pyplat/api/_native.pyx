@@ -432,6 +432,7 @@ def _not_a(size_t address, cls, obj):
 
 
 include "native_fork.pxi"
+include "native_trace.pxi"
 
 
 def peek(size_t address):

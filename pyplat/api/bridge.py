@@ -18,6 +18,7 @@ from pyplat.api import _entries, _native, diagnostics, enqueue, handles
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
 from pyplat.core import kernel as core_kernel
+from pyplat.runtime import trace
 
 CTYPES = {"i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64,
           "u64": ctypes.c_uint64, "ptr": ctypes.c_size_t, "f32": ctypes.c_float,
@@ -102,18 +103,19 @@ def attach(table_address, n_entries, dispatch_address):
                            "the ICD library and the pyplat package come from different builds")
     handles.set_dispatch(dispatch_address)
     load_all()
+    implemented = _traced(IMPLEMENTED)
     table = (ctypes.c_void_p * n_entries).from_address(table_address)
     for index, slot in enumerate(ENTRY_POINTS):
         if slot is None:
             continue
         name, ret_kind, arg_kinds = slot
-        fn = IMPLEMENTED.get(name)
+        fn = implemented.get(name)
         if fn is None:
             continue
         callback = make_callback(name, ret_kind, arg_kinds, fn)
         _keepalive.append(callback)
         table[index] = ctypes.cast(callback, ctypes.c_void_p).value
-    for index, address in direct_entries().items():
+    for index, address in direct_entries(implemented).items():
         table[index] = address
     # The second half of the table: native entries the stubs call before taking the GIL.
     native_table = (ctypes.c_void_p * n_entries).from_address(table_address + n_entries * ctypes.sizeof(ctypes.c_void_p))
@@ -124,7 +126,15 @@ def attach(table_address, n_entries, dispatch_address):
 _native_entries = {}  # name -> address of the native fast path's entry (set by direct_entries)
 
 
-def direct_entries():
+def _traced(implemented):
+    """PYPLAT_TRACE: the entry points, each call recorded as a slice of its thread's track
+    (the native fast path's entries record theirs: _native.traced_fast_path_entries)."""
+    if not trace.enabled():
+        return implemented
+    return {name: trace.traced(name, fn) for name, fn in implemented.items()}
+
+
+def direct_entries(implemented=IMPLEMENTED):
     """slot index -> address of a direct C entry (pyplat/api/_entries.pyx) for the hot entry
     points, in place of their ctypes callbacks; PYPLAT_DIRECT_ENTRIES=0 keeps ctypes for all.
     Also sets up the native fast path (pyplat/api/_native.pyx; PYPLAT_FAST_PATH=0: off): kernels
@@ -134,10 +144,11 @@ def direct_entries():
     if not config.value("PYPLAT_DIRECT_ENTRIES"):
         return {}
     load_all()
-    direct = _entries.configure(IMPLEMENTED, CLError, _report, _failed)
+    direct = _entries.configure(implemented, CLError, _report, _failed)
     if config.value("PYPLAT_FAST_PATH") and not log.on("events"):   # (events: see every command)
         core_kernel.new_slot = _native.KernelSlot
-        native = _native.fast_path_entries()
+        native = (_native.traced_fast_path_entries() if trace.enabled()
+                  else _native.fast_path_entries())
         _entries.use_fast_path(native, enqueue.prime_ndrange)
         handles.adopter = lambda address: _native.adopt_event(address, enqueue.adopt_native_event)
         handles.native_of = _native_of

@@ -97,6 +97,7 @@ cdef struct cb_t:
     cb_t *next
 
 cdef struct qtrack_t:
+    long trace_id                  # PYPLAT_TRACE: the queue's number (0: not traced)
     long count
     long refs
     pthread_mutex_t lock
@@ -167,6 +168,8 @@ cdef struct cmd_t:
     int on_board
     long fault                     # kernels: the signal that stopped it (0: none; faults.pxi)
     unsigned long long device_ns   # actions on a device with its own clock: its run time (0: none)
+    long trace_id                  # PYPLAT_TRACE (tracing.pxi): its number, 0 when not traced
+    int trace_name                 # ... its name in the trace's name table (0: by its kind)
 
 
 # Memory accesses of a command, for the automatic in-order mode: key = id of the root memory
@@ -227,6 +230,7 @@ cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
     int acc_unknown
     size_t context
     char name[64]                 # the kernel's name (fault reports)
+    int trace_name                # its index in the trace's name table (0: not yet there)
     # the last launch geometry the Python path validated: request -> result
     size_t geo_device
     int geo_dim
@@ -271,6 +275,10 @@ cdef void fork_lose_queue(qcore_t *q) noexcept nogil
 cdef void fork_lose_command(cmd_t *c) noexcept nogil
 cdef void track_join(qtrack_t *q) noexcept nogil
 cdef void abort_oom() noexcept nogil
+
+# --- tracing (sched/tracing.pxi) ----------------------------------------------------------------
+cdef int trace_intern(const char *name) noexcept nogil
+cdef void trace_api_native(int name, unsigned long long t0, unsigned long long t1) noexcept nogil
 
 # --- reaping (sched/reaping.pxi) ----------------------------------------------------------------
 cdef bint reap_pending() noexcept nogil

@@ -24,7 +24,7 @@ functions of _sched.pxd. It imports nothing from them: where it needs a service 
 cimport cython
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdlib cimport malloc, free, realloc, calloc
-from libc.string cimport memcpy, memset, memcmp
+from libc.string cimport memcpy, memset, memcmp, strdup
 from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t
 
 import os
@@ -100,6 +100,7 @@ QUEUED, SUBMITTED, RUNNING, COMPLETE = ST_QUEUED, ST_SUBMITTED, ST_RUNNING, ST_C
 
 # The runtime in parts, one concept each, compiled as one module (so the hot path stays inlined
 # C; pyplat/runtime/sched/*.pxi):
+include "sched/tracing.pxi"
 include "sched/commands.pxi"
 include "sched/faults.pxi"
 include "sched/execution.pxi"

@@ -14,6 +14,7 @@ cdef cmd_t *cmd_new(int kind) noexcept nogil:
     c.status = ST_QUEUED
     c.kind = kind
     c.times[0] = pp_now_ns()
+    trace_command_new(c)
     return c
 
 
@@ -68,6 +69,8 @@ DEF ORDER_TAG = 1
 cdef inline int link_kind(cmd_t *waiter, cmd_t *ev, size_t tag) noexcept nogil:
     """Make `waiter` wait for `ev`; an already finished event adds no link. 1 if linked."""
     cdef cmd_t **grown
+    if trace_on:
+        trace_edge(waiter, ev, tag, ev.status > ST_COMPLETE)
     pthread_mutex_lock(&ev.lock)
     if ev.status > ST_COMPLETE:
         if ev.n_notify == ev.cap_notify:
@@ -154,6 +157,8 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
         needs_reap = c.action != NULL or c.hooks != NULL
     c.status = status
     pthread_mutex_unlock(&c.lock)
+    if trace_on and status <= ST_COMPLETE:
+        trace_command(c, status)
     fire_callbacks(c, status)
     if status > ST_COMPLETE:
         return

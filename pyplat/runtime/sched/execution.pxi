@@ -178,6 +178,8 @@ cdef void execute(cmd_t *c) noexcept nogil:
     cmd_set_status(c, ST_RUNNING)
     status = run_payload(c)
     c.times[3] = pp_now_ns()
+    if trace_on:
+        trace_event(TR_RUN, 0, c.trace_id, 0, c.times[2], c.times[3])
     # a device that timed the command itself (a GPU's events): START is END less its run time,
     # so the profiled span is the device's, not the host's wait for it
     if c.device_ns and c.times[2] + c.device_ns < c.times[3]:

@@ -110,6 +110,8 @@ cdef class QueueCore:
         self.driver, self.tracker, self.mode, self.context = driver, tracker, mode, context
         self.device = device
         self.q = qcore_new(mode, driver.d, tracker.q, id(context), id(device))
+        if trace_on:
+            trace_event(TR_QUEUE, mode, tracker.q.trace_id, 0, pp_now_ns(), 0)
         if self.q == NULL:
             raise MemoryError()
 

@@ -59,6 +59,21 @@ cdef void pool_wake(pool_t *p, int all_) noexcept nogil:
             pthread_cond_signal(&p.idle_cv)
         p.wakeups += 1
         pthread_mutex_unlock(&p.idle_lock)
+        if trace_on:
+            trace_event(TR_WAKE, all_, 0, 0, pp_now_ns(), 0)
+
+
+# Counters for the trace, from values at hand: the pool's count of waiting commands as the
+# atomic that changed it returned, and each worker's own busy/idle changes (reading the shared
+# counts the idle workers write would cost cache misses on every command).
+cdef inline void trace_ready_count(long n) noexcept nogil:
+    if trace_on:
+        trace_event(TR_COUNT, 0, n, 0, pp_now_ns(), 0)
+
+
+cdef inline void trace_busy(int busy) noexcept nogil:
+    if trace_on:
+        trace_event(TR_COUNT, 1, busy, 0, pp_now_ns(), 0)
 
 
 cdef long push(worker_t *w, cmd_t *c) noexcept nogil:
@@ -107,7 +122,7 @@ cdef void pool_ready(driver_t *d, cmd_t *c) noexcept nogil:
     cdef long n, i
     if pool_respawn:                    # a forked child's first command (forking.pxi)
         pool_start_threads(p)
-    pp_add(&p.work, 1)
+    trace_ready_count(pp_add(&p.work, 1))
     if pp_worker_pool == <void *>p:
         # A worker readied it (a dependant of what it just ran): keep it local, and wake
         # another worker only if there is more work here than this worker will take next.
@@ -153,8 +168,12 @@ cdef void board_remove(pool_t *p, cmd_t *c) noexcept nogil:
 
 cdef void participate(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
     """Run chunks of a shared kernel; whoever runs its last group completes it."""
+    cdef unsigned long long t0 = pp_now_ns() if trace_on else 0
+    cdef int last
     w.chunks += 1
-    if run_groups(c, p.nworkers):
+    last = run_groups(c, p.nworkers)
+    trace_run(c, t0)
+    if last:
         board_remove(p, c)
         c.times[3] = pp_now_ns()
         cmd_set_status(c, groups_status(c))
@@ -174,6 +193,7 @@ cdef void stop_spinning(pool_t *p, worker_t *w) noexcept nogil:
     a sleeper, since pool_ready may have skipped that while this worker was spinning."""
     unhint(p, w)
     pp_add(&p.spinning, -1)
+    trace_busy(1)
     if pp_load(&p.work) > 1:
         pool_wake(p, 0)
 
@@ -200,7 +220,7 @@ cdef int board_work(pool_t *p, worker_t *w, int spinning) noexcept nogil:
 
 
 cdef void pool_execute(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
-    cdef int shared = 0
+    cdef int shared = 0, status
     w.executed += 1
     if c.kind == K_NDRANGE and c.total > 1 and p.nworkers > 1 and not pp_load(&c.failed):
         cmd_set_status(c, ST_RUNNING)
@@ -224,7 +244,9 @@ cdef void pool_execute(pool_t *p, worker_t *w, cmd_t *c) noexcept nogil:
             return
         cmd_decref(c)
         cmd_decref(c)
-        cmd_set_status(c, run_payload(c))
+        status = run_payload(c)
+        trace_run(c, c.times[2])
+        cmd_set_status(c, status)
         return
     execute(c)
 
@@ -238,6 +260,8 @@ cdef cmd_t *steal(pool_t *p, worker_t *w) noexcept nogil:
         c = pop(&p.workers[i], now)
         if c != NULL:
             w.stolen += 1
+            if trace_on:
+                trace_event(TR_STEAL, 0, c.trace_id, i, pp_now_ns(), 0)
             return c
     return NULL
 
@@ -291,6 +315,7 @@ cdef void *worker_main(void *arg) noexcept nogil:
                 # lone command enqueued now comes here (pool_ready).
                 pp_add(&p.spinning, 1)
                 spinning = 1
+                trace_busy(0)
                 # Woken with no work left (a time-out, or others took it): back to sleep. With
                 # work left (maybe too young to steal yet), poll as usual.
                 idle_since = 0 if slept and pp_load(&p.work) <= 0 else pp_now_ns()
@@ -301,7 +326,7 @@ cdef void *worker_main(void *arg) noexcept nogil:
                 stop_spinning(p, w)
                 spinning = 0
             slept = 0
-            pp_add(&p.work, -1)
+            trace_ready_count(pp_add(&p.work, -1))
             pool_execute(p, w, c)
     return NULL
 
@@ -324,8 +349,6 @@ cdef extern from "<stdio.h>" nogil:
     FILE *stderr
     int fprintf(FILE *, const char *, ...)
 
-cdef extern from "<stdlib.h>" nogil:
-    int atexit(void (*)() noexcept nogil)
 
 
 cdef void print_pool_stats() noexcept nogil:

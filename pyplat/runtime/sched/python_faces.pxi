@@ -71,6 +71,9 @@ cdef class QueueTracker:
     def __cinit__(self):
         self.q = <qtrack_t *>calloc(1, sizeof(qtrack_t))
         self.q.refs = 1
+        global trace_next_queue
+        if trace_on:
+            self.q.trace_id = pp_add(&trace_next_queue, 1)
         pthread_mutex_init(&self.q.lock, NULL)
         pthread_cond_init(&self.q.cv, NULL)
 
@@ -98,6 +101,8 @@ cdef class Command:
             raise MemoryError()
         self.drv = driver
         self.name = name
+        if trace_on and name:
+            self.c.trace_name = trace_name_of(str(name))
         if driver is not None:
             self.c.driver = driver.d
         if kind == K_USER:

@@ -101,6 +101,13 @@ cdef void sync_clear(qcore_t *q) noexcept nogil:
     q.sync_used = 0
 
 
+cdef inline void order_reason(int reason) noexcept nogil:
+    """What the next order links are, for the trace (R_*, tracing.pxi)."""
+    global pp_trace_reason
+    if trace_on:
+        pp_trace_reason = reason
+
+
 cdef void order_locked(qcore_t *q, cmd_t *c, int barrier, access_t *acc, int n_acc,
                        int unknown) noexcept nogil:
     """Link c after what it must follow (q.lock held). acc: its accesses with distinct keys;
@@ -109,10 +116,12 @@ cdef void order_locked(qcore_t *q, cmd_t *c, int barrier, access_t *acc, int n_a
     cdef spoint_t *sp
     cdef long i, j, n
     if q.mode == M_SERIAL:
+        order_reason(R_SERIAL)
         if q.last != NULL:
             link_order(c, q.last)
         cmd_replace(&q.last, c)
         return
+    order_reason(R_BARRIER)
     if barrier or (q.mode == M_AUTO and unknown):
         for i in range(q.n_since):
             link_order(c, q.since[i])
@@ -127,6 +136,7 @@ cdef void order_locked(qcore_t *q, cmd_t *c, int barrier, access_t *acc, int n_a
     if q.barrier != NULL:
         link_order(c, q.barrier)
     if q.mode == M_AUTO:
+        order_reason(R_BUFFER)
         for i in range(n_acc):
             sp = sync_point(q, acc[i].key)
             if acc[i].writes:
