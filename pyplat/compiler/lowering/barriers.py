@@ -102,6 +102,9 @@ class BarrierKernelGen(FuncGen):
             elif op != "barrier":
                 raise CompileError("barrier() inside this statement ('%s') is not supported yet" % op, n.cur)
 
+        self.lockstep = self._choose_lockstep()
+        for flag in self.lockstep.values():
+            add(flag)
         scan(k.body)
         flags = {"ret": False}
         written = set()
@@ -126,6 +129,60 @@ class BarrierKernelGen(FuncGen):
         self.track_returns = flags["ret"]
         self.remat = self._rematerialisable(pw, written)
         return [v for v in pw if v not in self.remat]
+
+    def _choose_lockstep(self):
+        """Barrier-free loops at work-group level (statements of a block between barriers) that
+        read or write __global memory: {id(loop): its per-work-item `active` flag (a Var)}.
+        Run one work-item at a time, such a loop walks memory with the stride of the group (a
+        grid-stride or group-stride loop: pyopencl's reduction, a histogram), a scalar chain per
+        work-item; run in lockstep (one region per iteration over the work-items still in the
+        loop), consecutive work-items touch consecutive addresses and the region vectorises.
+        Loops with nested loops, switch, return or goto inside, and loops bounded by a constant
+        (LLVM unrolls them in the region: pyopencl scan's `k < K`) stay in their region."""
+        chosen = {}
+
+        def constant(e):
+            while e is not None and e.op in ("conv", "block", "decl", "expr", "assign") and e.kids:
+                e = e.kids[-1]
+            return e is not None and e.op == "const"
+
+        def eligible(n):
+            cond = n.kids[1] if n.op in ("for", "do") else n.kids[0]
+            if cond is None or (n.op == "for" and constant(n.kids[0]) and cond.op == "bin"
+                                and any(constant(x) for x in cond.kids)):
+                return False
+            seen = {"global": False, "bad": False}
+
+            def visit(x):
+                if x is not n and x.op in ("for", "while", "do", "switch", "return", "goto", "label"):
+                    seen["bad"] = True
+                t = getattr(x, "type", None)
+                if t is not None and t.is_pointer and t.addrspace == "global":
+                    seen["global"] = True
+            walk(n, visit)
+            return seen["global"] and not seen["bad"]
+
+        def visit_wg(n):
+            if n is None:
+                return
+            if n.op == "block":
+                for x in n.kids:
+                    if x is None:
+                        continue
+                    if has_barrier(x, self.memo):
+                        visit_wg(x)
+                    elif x.op in ("for", "while", "do") and eligible(x):
+                        chosen[id(x)] = Var("active.%d" % len(chosen), T.UCHAR, "private", x.cur)
+            elif n.op == "if":
+                for x in n.kids[1:]:
+                    if x is not None and has_barrier(x, self.memo):
+                        visit_wg(x)
+            elif n.op in ("for", "while", "do"):
+                visit_wg(n.kids[3] if n.op == "for" else n.kids[1] if n.op == "while" else n.kids[0])
+        visit_wg(self.f.body)
+        for key in chosen:              # group-level statements from now on
+            self.memo[key] = True
+        return chosen
 
     def _rematerialisable(self, pw, written):
         """Group-level variables recomputed in every region instead of kept in per-work-item
@@ -374,6 +431,9 @@ class BarrierKernelGen(FuncGen):
                 b.branch(end)
             b.position_at_end(end)
             return
+        if op in ("for", "while", "do") and id(n) in self.lockstep:
+            self.lockstep_loop(n, self.lockstep[id(n)])
+            return
         if op in ("for", "while", "do"):
             def body(stmt, end_bb, inc_bb):
                 self.loops.append(_WGLoop(end_bb, inc_bb))
@@ -383,6 +443,70 @@ class BarrierKernelGen(FuncGen):
                            lambda inc: self.run_region([Node("expr", kids=[inc], cur=inc.cur)]))
             return
         raise CompileError("barrier() inside this statement is not supported yet", n.cur)
+
+    def lockstep_loop(self, n, flag):
+        """A barrier-free loop run by the work-items in lockstep (see _choose_lockstep): a region
+        runs init and the first test, then one region per iteration runs body, increment and
+        test for every work-item still active, while any is. Work-items may interleave freely
+        between barriers, so this is the same program; break and continue are per work-item."""
+        if n.op == "for":
+            init, cond, inc, body = n.kids
+        elif n.op == "while":
+            (cond, body), init, inc = n.kids, None, None
+        else:
+            (body, cond), init, inc = n.kids, None, None
+        fn = self.fn
+        busy = self.group_flag("busy")
+        self.b.store(I1(0), busy)
+
+        def test(go_on):
+            """Store go_on (i1) as this work-item's active flag; any active one keeps the loop going."""
+            b = self.b
+            b.store(b.zext(go_on, I8), self.pw_ptr(flag))
+            set_bb = fn.append_basic_block("ls.busy")
+            b.cbranch(go_on, set_bb, self.region_next)
+            b.position_at_end(set_bb)
+            b.store(I1(1), busy)
+
+        def start():
+            if init is not None:
+                self.stmt(init)
+            test(I1(1) if n.op == "do" else self.truth(self.rv(cond), cond.type))
+        self.region(start)
+
+        def iteration():
+            b = self.b
+            run_bb = fn.append_basic_block("ls.run")
+            brk_bb = fn.append_basic_block("ls.break")
+            inc_bb = fn.append_basic_block("ls.inc")
+            on = b.load(self.pw_ptr(flag), typ=I8)
+            b.cbranch(b.icmp_unsigned("!=", on, I8(0)), run_bb, self.region_next)
+            b.position_at_end(run_bb)
+            self.loops.append((brk_bb, inc_bb))
+            self.stmt(body)
+            self.loops.pop()
+            if not b.block.is_terminated:
+                b.branch(inc_bb)
+            b.position_at_end(brk_bb)
+            b.store(I8(0), self.pw_ptr(flag))
+            b.branch(self.region_next)
+            b.position_at_end(inc_bb)
+            if inc is not None:
+                self.stmt(Node("expr", kids=[inc], cur=inc.cur))
+            test(self.truth(self.rv(cond), cond.type))
+
+        b = self.b
+        head = fn.append_basic_block("ls.head")
+        step = fn.append_basic_block("ls.step")
+        end = fn.append_basic_block("ls.end")
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(b.load(busy, typ=I1), step, end)
+        b.position_at_end(step)
+        b.store(I1(0), busy)
+        self.region(iteration)
+        self.b.branch(head)
+        self.b.position_at_end(end)
 
     # ------------------------------------------------------------------ overrides inside regions
     def lvalue(self, n):
