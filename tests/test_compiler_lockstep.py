@@ -131,3 +131,59 @@ def test_constant_bounded_and_local_only_loops_stay_in_their_region():
     y = np.zeros(64, np.float32)
     run(r.kernels["k"], [x, y, Local(4 * 64)], (64,), (64,))
     np.testing.assert_array_equal(y, x.reshape(64, 4).sum(1)[::-1])
+
+
+INDUCTION = """
+__kernel void k(__global const int *lim, __global int *out, __local int *sh) {
+    int lid = get_local_id(0);
+    int n = lim[get_global_id(0)];
+    int acc = 0, sum2 = 0, hits = 0;
+    int j = 5 * lid;                           /* read after the loop: stays per work-item */
+    for (int i = lid; i < n; i += get_local_size(0)) { acc += i; j += 2; }
+    uchar w = 250;                             /* wraps */
+    long down = 1000 + lid;
+    while (hits < n) {
+        if (lim[0] == 12345) break;
+        hits++;
+        down -= 3;
+        w++;
+        sum2 += (int)w + (int)down;
+    }
+    sh[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[3 * get_global_id(0)] = sh[(lid + 1) % get_local_size(0)];
+    out[3 * get_global_id(0) + 1] = j;
+    out[3 * get_global_id(0) + 2] = sum2;
+}
+"""
+
+
+def test_induction_variables_of_lockstep_loops():
+    r = fresh(INDUCTION)
+    assert "trip" in r.llvm_ir                 # i, hits, down and w advance by uniform steps
+    wg, groups = 16, 2
+    lim = np.random.RandomState(9).randint(0, 40, wg * groups).astype(np.int32)
+    out = np.zeros(3 * wg * groups, np.int32)
+    run(r.kernels["k"], [lim, out, Local(4 * wg)], (wg * groups,), (wg,))
+    acc, j, sum2 = [], [], []
+    for g in range(wg * groups):
+        lid, n = g % wg, int(lim[g])
+        acc.append(sum(range(lid, n, wg)))
+        j.append(5 * lid + 2 * len(range(lid, n, wg)))
+        w, down, s = 250, 1000 + lid, 0
+        for _ in range(n):
+            down -= 3
+            w = (w + 1) % 256
+            s += w + down
+        sum2.append(s)
+    got = out.reshape(-1, 3)
+    for g in range(wg * groups):
+        base = g - g % wg
+        assert got[g, 0] == acc[base + (g % wg + 1) % wg]
+    np.testing.assert_array_equal(got[:, 1], j)
+    np.testing.assert_array_equal(got[:, 2], sum2)
+
+
+def test_local_sizes_are_known_to_be_small():
+    r = fresh("__kernel void k(__global float *x) { x[(uint)get_local_id(0)] = 1; }")
+    assert "!range" in r.llvm_ir               # lets LLVM keep `(uint)lid` accesses contiguous

@@ -30,6 +30,9 @@ from . import workgroup
 
 STACK_LIMIT = 256 * 1024
 # builtins without side effects whose value depends on their arguments and the work-item only
+# those of them with one value for the whole work-group
+_UNIFORM_BUILTINS = {"get_global_size", "get_local_size", "get_enqueued_local_size", "get_num_groups",
+                     "get_global_offset", "get_group_id", "get_work_dim"}
 _PURE_BUILTINS = {"get_global_size", "get_local_size", "get_enqueued_local_size", "get_num_groups",
                   "get_global_offset", "get_group_id", "get_local_id", "get_global_id", "get_work_dim",
                   "min", "max", "mul24", "mad24", "clamp"}
@@ -126,8 +129,11 @@ class BarrierKernelGen(FuncGen):
         for p in k.params:
             if p in written:
                 pw.append(p)
+        self._written_params = set(written)
         self.track_returns = flags["ret"]
-        self.remat = self._rematerialisable(pw, written)
+        steps = self._induction_steps()
+        self.remat = self._rematerialisable(pw, written, steps)
+        self.induction = {v: st for v, st in steps.items() if v in self.remat}
         return [v for v in pw if v not in self.remat]
 
     def _choose_lockstep(self):
@@ -140,6 +146,7 @@ class BarrierKernelGen(FuncGen):
         Loops with nested loops, switch, return or goto inside, and loops bounded by a constant
         (LLVM unrolls them in the region: pyopencl scan's `k < K`) stay in their region."""
         chosen = {}
+        self._lockstep_nodes = {}
 
         def constant(e):
             while e is not None and e.op in ("conv", "block", "decl", "expr", "assign") and e.kids:
@@ -173,6 +180,7 @@ class BarrierKernelGen(FuncGen):
                         visit_wg(x)
                     elif x.op in ("for", "while", "do") and eligible(x):
                         chosen[id(x)] = Var("active.%d" % len(chosen), T.UCHAR, "private", x.cur)
+                        self._lockstep_nodes[id(x)] = x
             elif n.op == "if":
                 for x in n.kids[1:]:
                     if x is not None and has_barrier(x, self.memo):
@@ -184,7 +192,83 @@ class BarrierKernelGen(FuncGen):
             self.memo[key] = True
         return chosen
 
-    def _rematerialisable(self, pw, written):
+    def _induction_steps(self):
+        """Variables of lockstep loops that advance by a uniform step: {var: (id(loop), sign,
+        step expression or None for 1)}. Such a variable (e.g. `i` of `for (i = gid; i < n;
+        i += get_global_size(0))`) is written once, by the loop's increment or by a top-level
+        statement of a body without `continue`, read only inside the loop, and its initialiser
+        is rematerialisable: in iteration t every work-item still in the loop holds init + t·step,
+        which lockstep_loop recomputes from the region's work-item index instead of loading it
+        from a per-work-item array (contiguous accesses, no gathers)."""
+        found = {}
+        uses = {}
+        writes = {}
+
+        def count(n):
+            if n.op == "var" and isinstance(n.val, Var):
+                uses[n.val] = uses.get(n.val, 0) + 1
+            elif n.op in ("assign", "cassign", "incdec", "addr", "decay") and n.kids[0].op == "var":
+                writes[n.kids[0].val] = writes.get(n.kids[0].val, 0) + 1
+        walk(self.f.body, count)
+
+        def update(e):
+            """(var, sign, step) when e is `v += s`, `v -= s`, `v++`, `--v`..., else None."""
+            if e is None or e.kids is None or not e.kids or e.kids[0].op != "var":
+                return None
+            if e.op == "incdec":
+                return e.kids[0].val, e.val[0], None
+            if e.op == "cassign" and e.val in ("+", "-") and e.kids[1].type.is_int:
+                return e.kids[0].val, 1 if e.val == "+" else -1, e.kids[1]
+            return None
+
+        for key, loop in self._lockstep_nodes.items():
+            body = loop.kids[3] if loop.op == "for" else loop.kids[1] if loop.op == "while" else loop.kids[0]
+            cands = []
+            if loop.op == "for":
+                cands.append(update(loop.kids[2]))
+            has_continue = []
+            walk(body, lambda x: has_continue.append(x) if x.op == "continue" else None)
+            if not has_continue:
+                stmts = body.kids if body.op == "block" else [body]
+                cands += [update(x.kids[0]) for x in stmts if x is not None and x.op == "expr" and x.kids]
+            inside = {}
+
+            def count_inside(n):
+                if n.op == "var" and isinstance(n.val, Var):
+                    inside[n.val] = inside.get(n.val, 0) + 1
+            walk(loop, count_inside)
+            for c in cands:
+                if c is None:
+                    continue
+                v, sign, step = c
+                t = v.type
+                if (v.storage == "private" and t.is_scalar and t.is_int and not t.is_bool and not v.volatile
+                        and writes.get(v) == 1 and uses.get(v) == inside.get(v)
+                        and (step is None or self._uniform(step)) and v not in found):
+                    found[v] = (key, sign, step)
+        return found
+
+    def _uniform(self, e):
+        """Whether e has one value for the whole group: constants, unmodified parameters, sizes,
+        group ids and arithmetic on them (no integer division: it is evaluated where the
+        program may not)."""
+        op = e.op
+        if op in ("const", "zero"):
+            return not (e.type.is_struct or e.type.is_array)
+        if op == "load":
+            v = e.kids[0]
+            return (v.op == "var" and v.val.storage == "param" and not v.val.volatile
+                    and v.val not in self._written_params)
+        if op == "builtin":
+            if e.val not in _UNIFORM_BUILTINS:
+                return False
+        elif op not in ("conv", "astype", "bin", "unary"):
+            return False
+        elif op == "bin" and e.val in ("/", "%") and not e.type.is_float:
+            return False
+        return all(self._uniform(x) for x in e.kids if isinstance(x, Node))
+
+    def _rematerialisable(self, pw, written, steps=()):
         """Group-level variables recomputed in every region instead of kept in per-work-item
         arrays: declared once with a pure initialiser of work-item ids/sizes, unmodified
         parameters, constants and other such variables, never written afterwards (e.g.
@@ -202,6 +286,7 @@ class BarrierKernelGen(FuncGen):
             elif n.op == "decl" and isinstance(n.val, Var):
                 inits[n.val] = n.kids[0] if len(n.kids) == 1 else None
         walk(self.f.body, visit)
+        written = written - set(steps)
         remat = {}
 
         def pure(e):
@@ -356,9 +441,9 @@ class BarrierKernelGen(FuncGen):
         b.position_at_end(nxt_bb)
         self.region_next = saved
 
-    def group_flag(self, name):
-        a = self.abuild.alloca(I1, name=name)
-        self.abuild.store(I1(0), a)
+    def group_flag(self, name, ty=I1):
+        a = self.abuild.alloca(ty, name=name)
+        self.abuild.store(ty(0), a)
         return a
 
     def uniform(self, cond):
@@ -474,6 +559,11 @@ class BarrierKernelGen(FuncGen):
             test(I1(1) if n.op == "do" else self.truth(self.rv(cond), cond.type))
         self.region(start)
 
+        ivs = [(v, st) for v, st in self.induction.items() if st[0] == id(n)]
+        trip = self.group_flag("trip", I64) if ivs else None
+        if trip is not None:
+            self.b.store(I64(0), trip)        # iterations run so far, this time through the loop
+
         def iteration():
             b = self.b
             run_bb = fn.append_basic_block("ls.run")
@@ -482,6 +572,12 @@ class BarrierKernelGen(FuncGen):
             on = b.load(self.pw_ptr(flag), typ=I8)
             b.cbranch(b.icmp_unsigned("!=", on, I8(0)), run_bb, self.region_next)
             b.position_at_end(run_bb)
+            for v, (_, sign, step) in ivs:       # init + trip * step
+                ty = v.type.llvm()
+                t = b.trunc(b.load(trip, typ=I64), ty) if ty.width < 64 else b.load(trip, typ=I64)
+                d = t if step is None else b.mul(t, self.convert(self.rv(step), step.type, v.type, step))
+                cur = b.load(self.vars[v], typ=ty)
+                b.store(b.add(cur, d) if sign > 0 else b.sub(cur, d), self.vars[v])
             self.loops.append((brk_bb, inc_bb))
             self.stmt(body)
             self.loops.pop()
@@ -505,6 +601,8 @@ class BarrierKernelGen(FuncGen):
         b.position_at_end(step)
         b.store(I1(0), busy)
         self.region(iteration)
+        if trip is not None:
+            self.b.store(self.b.add(self.b.load(trip, typ=I64), I64(1)), trip)
         self.b.branch(head)
         self.b.position_at_end(end)
 
