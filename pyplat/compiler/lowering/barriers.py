@@ -14,6 +14,9 @@ The kernel body is split at barriers, structurally, on our typed tree:
 * variables declared at work-group level (between barriers) and kernel parameters that the
   kernel modifies live in per-work-item arrays (struct of arrays: work-item `i`'s copy of `x` is
   `x_array[i]`); variables declared inside a region stay ordinary allocas (registers);
+* barrier-free loops over __global memory at work-group level run with the work-items in
+  lockstep, one region per iteration (_choose_lockstep, lockstep_loop), their induction
+  variables recomputed from the iteration count;
 * `return` inside a region marks the work-item finished (a per-work-item flag the later regions
   test); `break`/`continue` of a work-group-level loop from inside a region set a group flag the
   loop tests after the region (they must be uniform like any control flow around barriers).
@@ -30,12 +33,12 @@ from . import workgroup
 
 STACK_LIMIT = 256 * 1024
 # builtins without side effects whose value depends on their arguments and the work-item only
-# those of them with one value for the whole work-group
-_UNIFORM_BUILTINS = {"get_global_size", "get_local_size", "get_enqueued_local_size", "get_num_groups",
-                     "get_global_offset", "get_group_id", "get_work_dim"}
 _PURE_BUILTINS = {"get_global_size", "get_local_size", "get_enqueued_local_size", "get_num_groups",
                   "get_global_offset", "get_group_id", "get_local_id", "get_global_id", "get_work_dim",
                   "min", "max", "mul24", "mad24", "clamp"}
+# those of them with one value for the whole work-group
+_UNIFORM_BUILTINS = {"get_global_size", "get_local_size", "get_enqueued_local_size", "get_num_groups",
+                     "get_global_offset", "get_group_id", "get_work_dim"}
 
 
 class _WGLoop:
