@@ -9,6 +9,7 @@
 #   REPS=5 SCALE=10 WORKERS="1 2 4 8 16" bash bench/device.sh raw  # sched_bench runs kept one by one
 #   bash bench/device.sh py bench/probe_pool.py ARGS  # a bench/ script under `pyplat run`
 #   bash bench/device.sh api [--reps 5 --threads 1,8,16]  # API call costs: python bench/run.py api
+#   bash bench/device.sh barrier [--workers 1,16 --repeat 9]  # bench/barrier_kernels.py, both platforms
 #   bash bench/device.sh cts --platform both ...  # Khronos CTS binaries carried in cts-build.tar.xz
 #   bash bench/device.sh prepare                # HERE (Debian bookworm, apt + pip reachable): fill $CARRY
 #
@@ -270,6 +271,14 @@ api)
     pyplat run -- clinfo -l | grep -q PyPlat || { echo "PyPlat is not listed"; exit 1; }
     ( time timeout "${RUN_TIMEOUT:-500}" python bench/run.py api --markdown "$@" ) 2>&1 | tee "$OUT/api.txt"
     ;;
+barrier)
+    # barrier/local-memory kernels + vector add, PyPlat and PoCL side by side (bench/barrier_kernels.py)
+    install_all > "$OUT/install.txt" 2>&1 || { cat "$OUT/install.txt"; exit 1; }
+    use_env
+    [ $# -gt 0 ] || set -- --workers 1,16 --repeat 9
+    ( cd /tmp && python "$OLDPWD/bench/barrier_kernels.py" --json "$OUT/barrier.json" "$@" ) 2>&1 \
+        | tee "$OUT/barrier.txt"
+    ;;
 cts)
     # the Khronos CTS binaries built here (tools/cts_build.sh), carried as $CARRY/cts-build.tar.xz
     # (BUILD_DIR's test_conformance tree: binaries, stripped, and their data files), run by
@@ -281,5 +290,5 @@ cts)
         2>&1 | tee "$OUT/cts.txt"
     ;;
 *)
-    echo "usage: bash bench/device.sh check|bench|raw|py|api|cts [args]" >&2; exit 2 ;;
+    echo "usage: bash bench/device.sh check|bench|raw|py|api|barrier|cts [args]" >&2; exit 2 ;;
 esac

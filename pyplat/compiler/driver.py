@@ -178,7 +178,7 @@ def native_object(ir_text, opt_level, regions):
     # loops of every region costs far more compile time than it gains (pyopencl's scan: 1.8 s ->
     # 1.1 s to build, runs as fast); with few regions it matters (a 16x16 local-tile matmul runs
     # 3.7x faster with its k loop unrolled: the work-item loop then vectorises)
-    few = regions <= 12
+    few = regions <= 16
     return jit.compile_object(ir_text, opt_level, unroll=few, vectorize=few)
 
 

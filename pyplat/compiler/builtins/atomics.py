@@ -1,6 +1,9 @@
 """Atomic functions (OpenCL C spec, "Atomic Functions" of OpenCL 1.x: atomic_* and the
 cl_khr_*_atomics atom_*), 32 and 64 bits, on global and local memory; sequentially consistent
-read-modify-write instructions."""
+read-modify-write instructions. On __local memory of a target where one thread runs the whole
+work-group (the CPU), no other thread can see the group's local memory: a plain load, operation
+and store there is atomic already, costs no locked instruction and leaves the region's loop to the
+optimiser."""
 from llvmlite import ir
 
 from ..tree import CompileError
@@ -17,9 +20,14 @@ def atomic(g, n, name):
     op = name.split("_", 1)[1]
     p = g.rv(n.kids[0])
     pt = n.kids[0].type.pointee
+    plain = n.kids[0].type.addrspace == "local" and g.mg.GROUP_IN_ONE_THREAD
     if op == "cmpxchg":
         cmpv = g.convert(g.rv(n.kids[1]), n.kids[1].type, pt, n)
         val = g.convert(g.rv(n.kids[2]), n.kids[2].type, pt, n)
+        if plain:
+            old = b.load(p, typ=pt.llvm(), align=pt.align)
+            b.store(b.select(b.icmp_unsigned("==", old, cmpv), val, old), p, align=pt.align)
+            return old
         r = b.cmpxchg(p, cmpv, val, "seq_cst", "seq_cst")
         return b.extract_value(r, 0)
     if op not in RMW:
@@ -31,4 +39,18 @@ def atomic(g, n, name):
     rop = RMW[op]
     if rop in ("min", "max") and not pt.signed:
         rop = "u" + rop
+    if plain:
+        old = b.load(p, typ=pt.llvm(), align=pt.align)
+        b.store(_apply(b, rop, old, val), p, align=pt.align)
+        return old
     return b.atomic_rmw(rop, p, val, "seq_cst")
+
+
+def _apply(b, rop, old, val):
+    """The value an atomicrmw `rop` stores, from the old value and the operand."""
+    if rop == "xchg":
+        return val
+    if rop in ("add", "sub", "and", "or", "xor"):
+        return getattr(b, rop + "_" if rop in ("and", "or") else rop)(old, val)
+    cmp = b.icmp_signed if rop in ("min", "max") else b.icmp_unsigned
+    return b.select(cmp("<" if rop.endswith("min") else ">", old, val), old, val)

@@ -14,6 +14,9 @@ The kernel body is split at barriers, structurally, on our typed tree:
 * variables declared at work-group level (between barriers) and kernel parameters that the
   kernel modifies live in per-work-item arrays (struct of arrays: work-item `i`'s copy of `x` is
   `x_array[i]`); variables declared inside a region stay ordinary allocas (registers);
+* barrier-free loops over __global memory at work-group level run with the work-items in
+  lockstep, one region per iteration (_choose_lockstep, lockstep_loop), their induction
+  variables recomputed from the iteration count;
 * `return` inside a region marks the work-item finished (a per-work-item flag the later regions
   test); `break`/`continue` of a work-group-level loop from inside a region set a group flag the
   loop tests after the region (they must be uniform like any control flow around barriers).
@@ -33,6 +36,9 @@ STACK_LIMIT = 256 * 1024
 _PURE_BUILTINS = {"get_global_size", "get_local_size", "get_enqueued_local_size", "get_num_groups",
                   "get_global_offset", "get_group_id", "get_local_id", "get_global_id", "get_work_dim",
                   "min", "max", "mul24", "mad24", "clamp"}
+# those of them with one value for the whole work-group
+_UNIFORM_BUILTINS = {"get_global_size", "get_local_size", "get_enqueued_local_size", "get_num_groups",
+                     "get_global_offset", "get_group_id", "get_work_dim"}
 
 
 class _WGLoop:
@@ -102,6 +108,9 @@ class BarrierKernelGen(FuncGen):
             elif op != "barrier":
                 raise CompileError("barrier() inside this statement ('%s') is not supported yet" % op, n.cur)
 
+        self.lockstep = self._choose_lockstep()
+        for flag in self.lockstep.values():
+            add(flag)
         scan(k.body)
         flags = {"ret": False}
         written = set()
@@ -123,11 +132,146 @@ class BarrierKernelGen(FuncGen):
         for p in k.params:
             if p in written:
                 pw.append(p)
+        self._written_params = set(written)
         self.track_returns = flags["ret"]
-        self.remat = self._rematerialisable(pw, written)
+        steps = self._induction_steps()
+        self.remat = self._rematerialisable(pw, written, steps)
+        self.induction = {v: st for v, st in steps.items() if v in self.remat}
         return [v for v in pw if v not in self.remat]
 
-    def _rematerialisable(self, pw, written):
+    def _choose_lockstep(self):
+        """Barrier-free loops at work-group level (statements of a block between barriers) that
+        read or write __global memory: {id(loop): its per-work-item `active` flag (a Var)}.
+        Run one work-item at a time, such a loop walks memory with the stride of the group (a
+        grid-stride or group-stride loop: pyopencl's reduction, a histogram), a scalar chain per
+        work-item; run in lockstep (one region per iteration over the work-items still in the
+        loop), consecutive work-items touch consecutive addresses and the region vectorises.
+        Loops with nested loops, switch, return or goto inside, and loops bounded by a constant
+        (LLVM unrolls them in the region: pyopencl scan's `k < K`) stay in their region."""
+        chosen = {}
+        self._lockstep_nodes = {}
+
+        def constant(e):
+            while e is not None and e.op in ("conv", "block", "decl", "expr", "assign") and e.kids:
+                e = e.kids[-1]
+            return e is not None and e.op == "const"
+
+        def eligible(n):
+            cond = n.kids[1] if n.op in ("for", "do") else n.kids[0]
+            if cond is None or (n.op == "for" and constant(n.kids[0]) and cond.op == "bin"
+                                and any(constant(x) for x in cond.kids)):
+                return False
+            seen = {"global": False, "bad": False}
+
+            def visit(x):
+                if x is not n and x.op in ("for", "while", "do", "switch", "return", "goto", "label"):
+                    seen["bad"] = True
+                t = getattr(x, "type", None)
+                if t is not None and t.is_pointer and t.addrspace == "global":
+                    seen["global"] = True
+            walk(n, visit)
+            return seen["global"] and not seen["bad"]
+
+        def visit_wg(n):
+            if n is None:
+                return
+            if n.op == "block":
+                for x in n.kids:
+                    if x is None:
+                        continue
+                    if has_barrier(x, self.memo):
+                        visit_wg(x)
+                    elif x.op in ("for", "while", "do") and eligible(x):
+                        chosen[id(x)] = Var("active.%d" % len(chosen), T.UCHAR, "private", x.cur)
+                        self._lockstep_nodes[id(x)] = x
+            elif n.op == "if":
+                for x in n.kids[1:]:
+                    if x is not None and has_barrier(x, self.memo):
+                        visit_wg(x)
+            elif n.op in ("for", "while", "do"):
+                visit_wg(n.kids[3] if n.op == "for" else n.kids[1] if n.op == "while" else n.kids[0])
+        visit_wg(self.f.body)
+        for key in chosen:              # group-level statements from now on
+            self.memo[key] = True
+        return chosen
+
+    def _induction_steps(self):
+        """Variables of lockstep loops that advance by a uniform step: {var: (id(loop), sign,
+        step expression or None for 1)}. Such a variable (e.g. `i` of `for (i = gid; i < n;
+        i += get_global_size(0))`) is written once, by the loop's increment or by a top-level
+        statement of a body without `continue`, read only inside the loop, and its initialiser
+        is rematerialisable: in iteration t every work-item still in the loop holds init + t·step,
+        which lockstep_loop recomputes from the region's work-item index instead of loading it
+        from a per-work-item array (contiguous accesses, no gathers)."""
+        found = {}
+        uses = {}
+        writes = {}
+
+        def count(n):
+            if n.op == "var" and isinstance(n.val, Var):
+                uses[n.val] = uses.get(n.val, 0) + 1
+            elif n.op in ("assign", "cassign", "incdec", "addr", "decay") and n.kids[0].op == "var":
+                writes[n.kids[0].val] = writes.get(n.kids[0].val, 0) + 1
+        walk(self.f.body, count)
+
+        def update(e):
+            """(var, sign, step) when e is `v += s`, `v -= s`, `v++`, `--v`..., else None."""
+            if e is None or e.kids is None or not e.kids or e.kids[0].op != "var":
+                return None
+            if e.op == "incdec":
+                return e.kids[0].val, e.val[0], None
+            if e.op == "cassign" and e.val in ("+", "-") and e.kids[1].type.is_int:
+                return e.kids[0].val, 1 if e.val == "+" else -1, e.kids[1]
+            return None
+
+        for key, loop in self._lockstep_nodes.items():
+            body = loop.kids[3] if loop.op == "for" else loop.kids[1] if loop.op == "while" else loop.kids[0]
+            cands = []
+            if loop.op == "for":
+                cands.append(update(loop.kids[2]))
+            has_continue = []
+            walk(body, lambda x: has_continue.append(x) if x.op == "continue" else None)
+            if not has_continue:
+                stmts = body.kids if body.op == "block" else [body]
+                cands += [update(x.kids[0]) for x in stmts if x is not None and x.op == "expr" and x.kids]
+            inside = {}
+
+            def count_inside(n):
+                if n.op == "var" and isinstance(n.val, Var):
+                    inside[n.val] = inside.get(n.val, 0) + 1
+            walk(loop, count_inside)
+            for c in cands:
+                if c is None:
+                    continue
+                v, sign, step = c
+                t = v.type
+                if (v.storage == "private" and t.is_scalar and t.is_int and not t.is_bool and not v.volatile
+                        and writes.get(v) == 1 and uses.get(v) == inside.get(v)
+                        and (step is None or self._uniform(step)) and v not in found):
+                    found[v] = (key, sign, step)
+        return found
+
+    def _uniform(self, e):
+        """Whether e has one value for the whole group: constants, unmodified parameters, sizes,
+        group ids and arithmetic on them (no integer division: it is evaluated where the
+        program may not)."""
+        op = e.op
+        if op in ("const", "zero"):
+            return not (e.type.is_struct or e.type.is_array)
+        if op == "load":
+            v = e.kids[0]
+            return (v.op == "var" and v.val.storage == "param" and not v.val.volatile
+                    and v.val not in self._written_params)
+        if op == "builtin":
+            if e.val not in _UNIFORM_BUILTINS:
+                return False
+        elif op not in ("conv", "astype", "bin", "unary"):
+            return False
+        elif op == "bin" and e.val in ("/", "%") and not e.type.is_float:
+            return False
+        return all(self._uniform(x) for x in e.kids if isinstance(x, Node))
+
+    def _rematerialisable(self, pw, written, steps=()):
         """Group-level variables recomputed in every region instead of kept in per-work-item
         arrays: declared once with a pure initialiser of work-item ids/sizes, unmodified
         parameters, constants and other such variables, never written afterwards (e.g.
@@ -145,6 +289,7 @@ class BarrierKernelGen(FuncGen):
             elif n.op == "decl" and isinstance(n.val, Var):
                 inits[n.val] = n.kids[0] if len(n.kids) == 1 else None
         walk(self.f.body, visit)
+        written = written - set(steps)
         remat = {}
 
         def pure(e):
@@ -299,9 +444,9 @@ class BarrierKernelGen(FuncGen):
         b.position_at_end(nxt_bb)
         self.region_next = saved
 
-    def group_flag(self, name):
-        a = self.abuild.alloca(I1, name=name)
-        self.abuild.store(I1(0), a)
+    def group_flag(self, name, ty=I1):
+        a = self.abuild.alloca(ty, name=name)
+        self.abuild.store(ty(0), a)
         return a
 
     def uniform(self, cond):
@@ -374,6 +519,9 @@ class BarrierKernelGen(FuncGen):
                 b.branch(end)
             b.position_at_end(end)
             return
+        if op in ("for", "while", "do") and id(n) in self.lockstep:
+            self.lockstep_loop(n, self.lockstep[id(n)])
+            return
         if op in ("for", "while", "do"):
             def body(stmt, end_bb, inc_bb):
                 self.loops.append(_WGLoop(end_bb, inc_bb))
@@ -383,6 +531,83 @@ class BarrierKernelGen(FuncGen):
                            lambda inc: self.run_region([Node("expr", kids=[inc], cur=inc.cur)]))
             return
         raise CompileError("barrier() inside this statement is not supported yet", n.cur)
+
+    def lockstep_loop(self, n, flag):
+        """A barrier-free loop run by the work-items in lockstep (see _choose_lockstep): a region
+        runs init and the first test, then one region per iteration runs body, increment and
+        test for every work-item still active, while any is. Work-items may interleave freely
+        between barriers, so this is the same program; break and continue are per work-item."""
+        if n.op == "for":
+            init, cond, inc, body = n.kids
+        elif n.op == "while":
+            (cond, body), init, inc = n.kids, None, None
+        else:
+            (body, cond), init, inc = n.kids, None, None
+        fn = self.fn
+        busy = self.group_flag("busy")
+        self.b.store(I1(0), busy)
+
+        def test(go_on):
+            """Store go_on (i1) as this work-item's active flag; any active one keeps the loop going."""
+            b = self.b
+            b.store(b.zext(go_on, I8), self.pw_ptr(flag))
+            set_bb = fn.append_basic_block("ls.busy")
+            b.cbranch(go_on, set_bb, self.region_next)
+            b.position_at_end(set_bb)
+            b.store(I1(1), busy)
+
+        def start():
+            if init is not None:
+                self.stmt(init)
+            test(I1(1) if n.op == "do" else self.truth(self.rv(cond), cond.type))
+        self.region(start)
+
+        ivs = [(v, st) for v, st in self.induction.items() if st[0] == id(n)]
+        trip = self.group_flag("trip", I64) if ivs else None
+        if trip is not None:
+            self.b.store(I64(0), trip)        # iterations run so far, this time through the loop
+
+        def iteration():
+            b = self.b
+            run_bb = fn.append_basic_block("ls.run")
+            brk_bb = fn.append_basic_block("ls.break")
+            inc_bb = fn.append_basic_block("ls.inc")
+            on = b.load(self.pw_ptr(flag), typ=I8)
+            b.cbranch(b.icmp_unsigned("!=", on, I8(0)), run_bb, self.region_next)
+            b.position_at_end(run_bb)
+            for v, (_, sign, step) in ivs:       # init + trip * step
+                ty = v.type.llvm()
+                t = b.trunc(b.load(trip, typ=I64), ty) if ty.width < 64 else b.load(trip, typ=I64)
+                d = t if step is None else b.mul(t, self.convert(self.rv(step), step.type, v.type, step))
+                cur = b.load(self.vars[v], typ=ty)
+                b.store(b.add(cur, d) if sign > 0 else b.sub(cur, d), self.vars[v])
+            self.loops.append((brk_bb, inc_bb))
+            self.stmt(body)
+            self.loops.pop()
+            if not b.block.is_terminated:
+                b.branch(inc_bb)
+            b.position_at_end(brk_bb)
+            b.store(I8(0), self.pw_ptr(flag))
+            b.branch(self.region_next)
+            b.position_at_end(inc_bb)
+            if inc is not None:
+                self.stmt(Node("expr", kids=[inc], cur=inc.cur))
+            test(self.truth(self.rv(cond), cond.type))
+
+        b = self.b
+        head = fn.append_basic_block("ls.head")
+        step = fn.append_basic_block("ls.step")
+        end = fn.append_basic_block("ls.end")
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(b.load(busy, typ=I1), step, end)
+        b.position_at_end(step)
+        b.store(I1(0), busy)
+        self.region(iteration)
+        if trip is not None:
+            self.b.store(self.b.add(self.b.load(trip, typ=I64), I64(1)), trip)
+        self.b.branch(head)
+        self.b.position_at_end(end)
 
     # ------------------------------------------------------------------ overrides inside regions
     def lvalue(self, n):

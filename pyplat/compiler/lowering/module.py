@@ -22,6 +22,9 @@ from .irbuild import I8, PTR, VOIDT
 
 class ModuleGen:
     PRINTF_STRING_POINTERS = True      # printf's %s may take a pointer (else: string literals only)
+    # One thread runs a whole work-group and owns its local memory: atomics on __local need no
+    # atomic instruction (builtins/atomics.py).
+    GROUP_IN_ONE_THREAD = True
 
     def __init__(self, opts, triple="", data_layout=""):
         self.module = ir.Module(name="pyplat")

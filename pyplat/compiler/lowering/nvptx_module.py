@@ -63,6 +63,7 @@ class NvptxFuncGen(FuncGen):
 
 class NvptxModuleGen(ModuleGen):
     PRINTF_STRING_POINTERS = False     # the host formats the records: no device strings to read
+    GROUP_IN_ONE_THREAD = False        # a block's threads share __local memory
 
     def __init__(self, opts, arch):
         super().__init__(opts, nvptx_entry.TRIPLE, nvptx_entry.DATA_LAYOUT)

@@ -58,11 +58,20 @@ def argument(b, args_p, i, t):
 
 
 def local_sizes(b, ctx, reqd):
-    """(x, y, z) local sizes: constants under reqd_work_group_size, else read from the context."""
+    """(x, y, z) local sizes: constants under reqd_work_group_size, else read from the context,
+    marked below 2^31 (a work-group is far smaller): LLVM then knows that a local id converted
+    to `uint` and back (pyopencl's `unsigned pcl_lid`) is still the loop index, so accesses
+    indexed by it stay contiguous (or versioned for a unit stride) instead of gathers."""
     if reqd:
         return tuple(I64(x) for x in reqd)
-    return tuple(b.load(b.gep(ctx, [I64(abi.CTX_LOCAL_SIZE + d)], inbounds=True, source_etype=I64),
-                        typ=I64, align=8) for d in range(3))
+    m = b.module
+    bounded = m.add_metadata([I64(0), I64(1 << 31)])
+    sizes = []
+    for d in range(3):
+        v = b.load(b.gep(ctx, [I64(abi.CTX_LOCAL_SIZE + d)], inbounds=True, source_etype=I64), typ=I64, align=8)
+        v.set_metadata("range", bounded)
+        sizes.append(v)
+    return tuple(sizes)
 
 
 def skip_empty_group(b, fn, sizes):
