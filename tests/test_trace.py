@@ -94,6 +94,7 @@ def test_trace_of_two_queues(run_with_pyplat, tmp_path, driver):
     api = Counter(e["name"] for e in events if e["ph"] == "X" and e["cat"] == "api")
     assert api["clCreateBuffer"] == 4
     assert api["clEnqueueNDRangeKernel"] == 7         # also those the native fast path answers
+    assert api["clEnqueueWriteBuffer"] == 4 and api["clEnqueueReadBuffer"] == 1   # (the writes: native)
 
     arrows, queue = flows(events), queue_of(events)
     wait_list = {(s["name"], t["name"], queue(t)) for r, s, t in arrows if r == "wait list"}

@@ -37,7 +37,14 @@ cdef handle_fn _n_flush = NULL
 cdef handle_fn _n_finish = NULL
 cdef setarg_fn _n_setarg = NULL
 cdef event_info_fn _n_event_info = NULL
+cdef transfer_fn _n_write = NULL
+cdef transfer_fn _n_read = NULL
+cdef copy_fn _n_copy = NULL
+cdef fill_fn _n_fill = NULL
+cdef marker_fn _n_marker = NULL
+cdef marker_fn _n_barrier = NULL
 cdef object _prime_ndrange = None
+cdef object _prime_command = None
 
 DEF I_NDRANGE = 0
 DEF I_SETARG = 1
@@ -49,10 +56,15 @@ DEF I_FINISH = 6
 DEF I_READ = 7
 DEF I_WRITE = 8
 DEF I_EVENT_INFO = 9
+DEF I_COPY = 10
+DEF I_FILL = 11
+DEF I_MARKER = 12
+DEF I_BARRIER = 13
 
 NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
          "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
-         "clGetEventInfo")
+         "clGetEventInfo", "clEnqueueCopyBuffer", "clEnqueueFillBuffer", "clEnqueueMarkerWithWaitList",
+         "clEnqueueBarrierWithWaitList")
 
 
 cdef int32_t _status(int index, tuple args):
@@ -147,14 +159,96 @@ cdef int32_t e_finish(size_t queue) noexcept with gil:
     return _on_handle(_n_finish, True, I_FINISH, queue)
 
 
+cdef bint _primed_command(int index, size_t queue, tuple buffers, size_t event):
+    """A native buffer command deferred: maybe only because a buffer or the queue holds no
+    references yet (enqueue.prime_command). True if the native entry may answer now."""
+    try:
+        return bool(_prime_command(queue, buffers, event != 0))
+    except BaseException:
+        _report(NAMES[index])
+        return False
+
+
+cdef int32_t _transfer(transfer_fn native, int index, size_t queue, size_t buffer, uint32_t blocking,
+                       uint64_t offset, uint64_t size, size_t ptr, uint32_t n_events, size_t events,
+                       size_t event) noexcept with gil:
+    """clEnqueueReadBuffer / clEnqueueWriteBuffer: the native entry (without the GIL if it
+    blocks: commands may need the GIL to finish), primed once if it deferred, then Python."""
+    cdef int32_t status = PYPLAT_DEFER
+    cdef int attempt
+    if native != NULL:
+        for attempt in range(2):
+            if attempt and not _primed_command(index, queue, (buffer,), event):
+                break
+            if blocking:
+                with nogil:
+                    status = native(queue, buffer, blocking, offset, size, ptr, n_events, events, event)
+            else:
+                status = native(queue, buffer, blocking, offset, size, ptr, n_events, events, event)
+            if status != PYPLAT_DEFER:
+                return status
+    return _status(index, (queue, buffer, blocking, offset, size, ptr, n_events, events, event))
+
+
 cdef int32_t e_read(size_t queue, size_t buffer, uint32_t blocking, uint64_t offset, uint64_t size,
                     size_t ptr, uint32_t n_events, size_t events, size_t event) noexcept with gil:
-    return _status(I_READ, (queue, buffer, blocking, offset, size, ptr, n_events, events, event))
+    return _transfer(_n_read, I_READ, queue, buffer, blocking, offset, size, ptr, n_events, events, event)
 
 
 cdef int32_t e_write(size_t queue, size_t buffer, uint32_t blocking, uint64_t offset, uint64_t size,
                      size_t ptr, uint32_t n_events, size_t events, size_t event) noexcept with gil:
-    return _status(I_WRITE, (queue, buffer, blocking, offset, size, ptr, n_events, events, event))
+    return _transfer(_n_write, I_WRITE, queue, buffer, blocking, offset, size, ptr, n_events, events, event)
+
+
+cdef int32_t e_copy(size_t queue, size_t src, size_t dst, uint64_t src_offset, uint64_t dst_offset,
+                    uint64_t size, uint32_t n_events, size_t events, size_t event) noexcept with gil:
+    cdef int32_t status
+    cdef int attempt
+    if _n_copy != NULL:
+        for attempt in range(2):
+            if attempt and not _primed_command(I_COPY, queue, (src, dst), event):
+                break
+            status = _n_copy(queue, src, dst, src_offset, dst_offset, size, n_events, events, event)
+            if status != PYPLAT_DEFER:
+                return status
+    return _status(I_COPY, (queue, src, dst, src_offset, dst_offset, size, n_events, events, event))
+
+
+cdef int32_t e_fill(size_t queue, size_t buffer, size_t pattern, uint64_t pattern_size, uint64_t offset,
+                    uint64_t size, uint32_t n_events, size_t events, size_t event) noexcept with gil:
+    cdef int32_t status
+    cdef int attempt
+    if _n_fill != NULL:
+        for attempt in range(2):
+            if attempt and not _primed_command(I_FILL, queue, (buffer,), event):
+                break
+            status = _n_fill(queue, buffer, pattern, pattern_size, offset, size, n_events, events, event)
+            if status != PYPLAT_DEFER:
+                return status
+    return _status(I_FILL, (queue, buffer, pattern, pattern_size, offset, size, n_events, events, event))
+
+
+cdef int32_t _queue_point(marker_fn native, int index, size_t queue, uint32_t n_events, size_t events,
+                          size_t event) noexcept with gil:
+    """A marker or barrier: the native entry, primed once if it deferred, then Python."""
+    cdef int32_t status
+    cdef int attempt
+    if native != NULL:
+        for attempt in range(2):
+            if attempt and not _primed_command(index, queue, (), event):
+                break
+            status = native(queue, n_events, events, event)
+            if status != PYPLAT_DEFER:
+                return status
+    return _status(index, (queue, n_events, events, event))
+
+
+cdef int32_t e_marker(size_t queue, uint32_t n_events, size_t events, size_t event) noexcept with gil:
+    return _queue_point(_n_marker, I_MARKER, queue, n_events, events, event)
+
+
+cdef int32_t e_barrier(size_t queue, uint32_t n_events, size_t events, size_t event) noexcept with gil:
+    return _queue_point(_n_barrier, I_BARRIER, queue, n_events, events, event)
 
 
 cdef int32_t e_event_info(size_t event, uint32_t param, uint64_t size, size_t value,
@@ -174,7 +268,9 @@ def addresses():
         "clRetainEvent": <size_t>e_retain_event, "clReleaseEvent": <size_t>e_release_event,
         "clWaitForEvents": <size_t>e_wait, "clFlush": <size_t>e_flush, "clFinish": <size_t>e_finish,
         "clEnqueueReadBuffer": <size_t>e_read, "clEnqueueWriteBuffer": <size_t>e_write,
-        "clGetEventInfo": <size_t>e_event_info,
+        "clGetEventInfo": <size_t>e_event_info, "clEnqueueCopyBuffer": <size_t>e_copy,
+        "clEnqueueFillBuffer": <size_t>e_fill, "clEnqueueMarkerWithWaitList": <size_t>e_marker,
+        "clEnqueueBarrierWithWaitList": <size_t>e_barrier,
     }
 
 
@@ -189,12 +285,21 @@ def configure(implementations, clerror, report, failed):
             if _impl[NAMES.index(name)] is not None}
 
 
-def use_fast_path(addresses, prime_ndrange):
+def use_fast_path(addresses, prime_ndrange, prime_command):
     """Try the native entries first: {name: address} from _native.fast_path_entries, and
     prime_ndrange(queue, kernel, wants_event) -> whether it prepared something that may let the
-    native launch answer now."""
+    native launch answer now; prime_command(queue, buffers, wants_event) the same for the native
+    buffer commands and markers."""
     global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _prime_ndrange
-    global _n_setarg, _n_event_info
+    global _n_setarg, _n_event_info, _n_write, _n_read, _n_copy, _n_fill, _n_marker, _n_barrier
+    global _prime_command
+    _n_write = <transfer_fn><size_t>addresses["clEnqueueWriteBuffer"]
+    _n_read = <transfer_fn><size_t>addresses["clEnqueueReadBuffer"]
+    _n_copy = <copy_fn><size_t>addresses["clEnqueueCopyBuffer"]
+    _n_fill = <fill_fn><size_t>addresses["clEnqueueFillBuffer"]
+    _n_marker = <marker_fn><size_t>addresses["clEnqueueMarkerWithWaitList"]
+    _n_barrier = <marker_fn><size_t>addresses["clEnqueueBarrierWithWaitList"]
+    _prime_command = prime_command
     _n_ndrange = <ndrange_fn><size_t>addresses["clEnqueueNDRangeKernel"]
     _n_event_info = <event_info_fn><size_t>addresses["clGetEventInfo"]
     _n_setarg = <setarg_fn><size_t>addresses["clSetKernelArg"]
@@ -217,4 +322,8 @@ KINDS = {
     "clEnqueueReadBuffer": ("ptr", "ptr", "u32", "u64", "u64", "ptr", "u32", "ptr", "ptr"),
     "clEnqueueWriteBuffer": ("ptr", "ptr", "u32", "u64", "u64", "ptr", "u32", "ptr", "ptr"),
     "clGetEventInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
+    "clEnqueueCopyBuffer": ("ptr", "ptr", "ptr", "u64", "u64", "u64", "u32", "ptr", "ptr"),
+    "clEnqueueFillBuffer": ("ptr", "ptr", "ptr", "u64", "u64", "u64", "u32", "ptr", "ptr"),
+    "clEnqueueMarkerWithWaitList": ("ptr", "u32", "ptr", "ptr"),
+    "clEnqueueBarrierWithWaitList": ("ptr", "u32", "ptr", "ptr"),
 }

@@ -1,14 +1,16 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The API layer's native module: its one handle table, and the native fast path --
-clEnqueueNDRangeKernel, clSetKernelArg, clRetainEvent, clReleaseEvent, clFlush, clFinish and
-clWaitForEvents answered in C without the GIL (docs/runtime.md, "Fast path"). These are
+clEnqueueNDRangeKernel, clSetKernelArg, clRetainEvent, clReleaseEvent, clFlush, clFinish,
+clWaitForEvents, clGetEventInfo, and (native_commands.pxi) the small buffer commands, markers and
+barriers answered
+in C without the GIL (docs/runtime.md, "Fast path"). These are
 implementations of OpenCL entry points; they use the runtime only through its C interface
 (pyplat/runtime/_sched.pxd: commands, queues' ordering cores, launch plans, holds).
 
 The handle table below is the API layer's only registry of handles, of every kind: address ->
 kind, an owned reference to the core object (read by Python callers, holding the GIL), and for
-queues, kernels and events a native reference (queue core, kernel slot, command: read by the
-n_* functions without the GIL) with the context. Handle memory is this module's (new_handle,
+queues, kernels, events and buffers a native reference (queue core, kernel slot, command, buffer
+record: read by the n_* functions without the GIL) with the context. Handle memory is this module's (new_handle,
 drop_handle; pyplat/api/handles.py is the Python face), so a handle is checked without Python
 and a foreign or stale pointer is never read. Each n_* function answers the common case and returns
 PYPLAT_DEFER otherwise, having changed nothing; the caller then runs the Python implementation,
@@ -24,15 +26,18 @@ and is not soon reused by a new object. The quarantine's memory is allocated onc
 module is loaded, and recycled: memory stays flat from the first create/release (hmem_*).
 """
 from libc.stdlib cimport calloc, free
-from libc.string cimport memset, memcmp
+from libc.string cimport memset, memcmp, memcpy
 from libc.stdint cimport uint64_t, int32_t, uint32_t
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 
 from pyplat.api.errors import CLError
+from pyplat.core.queue import HOST, Retained
 
 from pyplat.runtime._sched cimport (
     pp_add, pp_load_i, pthread_mutex_t, pthread_mutex_init, pthread_mutex_lock, pthread_mutex_unlock,
-    K_NOP, CL_SUCCESS_, CL_OUT_OF_HOST_MEMORY_, ERR_WAIT_LIST, cmd_t, qcore_t, plan_t,
+    pthread_mutex_destroy,
+    K_NOP, K_COPY, K_FILL, CL_SUCCESS_, CL_OUT_OF_HOST_MEMORY_, ERR_WAIT_LIST, cmd_t, qcore_t, plan_t,
+    hold_t, access_t, hold_init, hold_acquire,
     cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_attach, cmd_wait, track_join,
     abort_oom, reap_pending, order_locked, qcore_incref, qcore_decref, key_hash, hold_use, hold_done,
     plan_incref, plan_decref, plan_derive, plan_start, fill_launch, fork_lose_queue, fork_lose_command,
@@ -81,8 +86,8 @@ cdef struct hent_t:
     size_t key                    # handle address; 0: free, 1: deleted
     int kind
     int flags
-    void *ptr                     # a reference: qcore_t (queues), kslot_t (kernels), cmd_t (events);
-                                  # NULL for other kinds and when the fast path is off
+    void *ptr                     # a reference: qcore_t (queues), kslot_t (kernels), cmd_t (events),
+                                  # nmem_t (buffers); NULL for other kinds and when the fast path is off
     size_t context                # id of the core context (queues, events)
     PyObject *obj                 # owned: the core object (NULL: a native event not yet adopted);
                                   # touched only holding the GIL
@@ -95,6 +100,7 @@ cdef struct nevent_t:
     pyplat_handle h               # every handle's layout, then
     long refs                     # the OpenCL count until adopted
     qcore_t *q                    # a reference until adopted or released
+    uint32_t command_type         # CL_COMMAND_*: the type of its core Event when adopted
 
 cdef pthread_mutex_t tab_lock
 pthread_mutex_init(&tab_lock, NULL)
@@ -255,6 +261,8 @@ cdef void entry_release(int kind, void *ptr) noexcept nogil:
         kslot_decref(<kslot_t *>ptr)
     elif kind == PYPLAT_KIND_EVENT:
         cmd_decref(<cmd_t *>ptr)
+    elif kind == PYPLAT_KIND_MEM:
+        nmem_decref(<nmem_t *>ptr)
 
 
 cdef class KernelSlot:
@@ -315,9 +323,12 @@ cdef class KernelSlot:
             plan_decref(old)
 
 
+include "native_commands.pxi"
+
+
 cdef void *native_ref(int kind, native) except? NULL:
-    """A new reference to the native object of a queue (QueueCore), kernel (KernelSlot) or event
-    (Command); NULL for None."""
+    """A new reference to the native object of a queue (QueueCore), kernel (KernelSlot), event
+    (Command) or buffer (MemRecord); NULL for None."""
     cdef void *ptr
     if native is None:
         return NULL
@@ -330,6 +341,9 @@ cdef void *native_ref(int kind, native) except? NULL:
     elif kind == PYPLAT_KIND_EVENT:
         ptr = (<Command?>native).c
         cmd_incref(<cmd_t *>ptr)
+    elif kind == PYPLAT_KIND_MEM:
+        ptr = (<MemRecord?>native).m
+        pp_add(&(<nmem_t *>ptr).refs, 1)
     else:
         raise ValueError(f"handle kind {kind} has no native object")
     return ptr
@@ -460,20 +474,21 @@ def dispatch_address():
 
 def adopt_event(size_t h, factory):
     """For the API layer (under handles.py's lock), on a handle with no core object: if h is a
-    native event not yet adopted, factory(queue, command, refcount) makes its core Event, which
-    takes over the count (its queue is the CommandQueue); the table keeps it, it is returned.
-    Else None."""
+    native event not yet adopted, factory(queue, command, refcount, command_type) makes its core
+    Event, which takes over the count (its queue is the CommandQueue); the table keeps it, it is
+    returned. Else None."""
     cdef hent_t *e
     cdef nevent_t *s = NULL
     cdef cmd_t *c = NULL
     cdef qcore_t *q = NULL
     cdef long refs = 0
+    cdef uint32_t command_type = 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_EVENT and e.flags == HF_NATIVE:
         e.flags |= HF_ADOPTED
         s = <nevent_t *>h
-        refs, q, s.q = s.refs, s.q, NULL
+        refs, q, s.q, command_type = s.refs, s.q, NULL, s.command_type
         c = <cmd_t *>e.ptr
         cmd_incref(c)
     pthread_mutex_unlock(&tab_lock)
@@ -481,7 +496,7 @@ def adopt_event(size_t h, factory):
         return None
     try:
         queue = <object>q.events.owner     # held while the queue has native events (this one)
-        obj = factory(queue, wrap_command(c, queue.driver), refs)
+        obj = factory(queue, wrap_command(c, queue.driver), refs, command_type)
     finally:
         hold_done(&q.events)
         qcore_decref(q)
@@ -579,21 +594,10 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     pthread_mutex_unlock(&q.lock)
     cmd_attach(c, q.track)
     if s != NULL:                          # the event: a native handle in the table
-        s.h.dispatch = <void *>h_dispatch
-        s.h.magic, s.h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_EVENT
-        s.h.serial = <uint64_t>pp_add(&handle_serial, 1)
-        s.refs = 1
-        s.q = q                            # our queue reference
-        cmd_incref(c)
-        pthread_mutex_lock(&tab_lock)
-        e = tab_insert(<size_t>s)
-        e.kind, e.flags, e.ptr, e.context = PYPLAT_KIND_EVENT, HF_NATIVE, c, q.context
-        pthread_mutex_unlock(&tab_lock)
-        (<size_t *>event)[0] = <size_t>s
+        publish_event(s, q, c, CL_COMMAND_NDRANGE_KERNEL, event)
     cmd_commit(c)
     cmd_decref(c)                          # enqueue's reference: the queue and graph hold theirs
-    if s == NULL:
-        qcore_decref(q)
+    qcore_decref(q)
     return CL_SUCCESS_
 
 
@@ -692,7 +696,13 @@ def fast_path_entries():
             "clFlush": <size_t><handle_fn>n_flush,
             "clFinish": <size_t><handle_fn>n_finish,
             "clWaitForEvents": <size_t><wait_fn>n_wait,
-            "clGetEventInfo": <size_t><event_info_fn>n_event_info}
+            "clGetEventInfo": <size_t><event_info_fn>n_event_info,
+            "clEnqueueWriteBuffer": <size_t><transfer_fn>n_write,
+            "clEnqueueReadBuffer": <size_t><transfer_fn>n_read,
+            "clEnqueueCopyBuffer": <size_t><copy_fn>n_copy,
+            "clEnqueueFillBuffer": <size_t><fill_fn>n_fill,
+            "clEnqueueMarkerWithWaitList": <size_t><marker_fn>n_marker,
+            "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier}
 
 
 def handle_layout():

@@ -18,6 +18,8 @@ from pyplat.api import _entries, _native, diagnostics, enqueue, handles
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
 from pyplat.core import kernel as core_kernel
+from pyplat.core import migration
+from pyplat.core.memory import Buffer
 from pyplat.runtime import trace
 
 CTYPES = {"i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64,
@@ -149,7 +151,7 @@ def direct_entries(implemented=IMPLEMENTED):
         core_kernel.new_slot = _native.KernelSlot
         native = (_native.traced_fast_path_entries() if trace.enabled()
                   else _native.fast_path_entries())
-        _entries.use_fast_path(native, enqueue.prime_ndrange)
+        _entries.use_fast_path(native, enqueue.prime_ndrange, enqueue.prime_command)
         handles.adopter = lambda address: _native.adopt_event(address, enqueue.adopt_native_event)
         handles.native_of = _native_of
         _native_entries.update(native)
@@ -174,13 +176,19 @@ def _slots_of(addresses):
 
 
 def _native_of(kind, obj):
-    """What the handle table keeps for the native fast path next to a new queue, kernel or event
-    handle: (native object, core context); None for other kinds and for a kernel made before the
-    fast path was set up (it has no slot: the Python entries answer for it)."""
+    """What the handle table keeps for the native fast path next to a new queue, kernel, event or
+    buffer handle: (native object, core context); None for other kinds, for a kernel made before
+    the fast path was set up (it has no slot) and for a buffer of a context that moves memory (its
+    commands may need transfers first): the Python entries answer for those."""
     if kind == handles.QUEUE:
         return obj.core, obj.context
     if kind == handles.KERNEL:
         return None if obj.slot is None else (obj.slot, obj.program.context)
     if kind == handles.EVENT:
         return obj.command, obj.context
+    if isinstance(obj, Buffer) and not migration.context_moves_memory(obj.context):
+        root = obj
+        while root.parent is not None:
+            root = root.parent
+        return _native.mem_record(obj.address, obj.size, obj.flags, root), obj.context
     return None

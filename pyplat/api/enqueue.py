@@ -7,8 +7,8 @@ queue's automatic parallelisation orders by those). Blocking calls wait with the
 """
 import ctypes
 
-from pyplat import cl
-from pyplat.api import handles
+from pyplat import cl, log
+from pyplat.api import _native, handles
 from pyplat.api.entry import entry
 from pyplat.api.errors import CLError, check
 from pyplat.api.event import return_event, wait_list
@@ -493,9 +493,26 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
     return primed
 
 
-def adopt_native_event(queue, command, reference_count):
+def prime_command(command_queue, buffers, wants_event):
+    """A native buffer command or marker (api/native_commands.pxi) did not answer: let the
+    buffers' records hold them and, for an event, the queue hold what native events need. True
+    if anything changed (the native entry may answer now); a call the checks refuse is left to
+    the Python entry, which reports it."""
+    queue = handles.peek(command_queue)
+    if not isinstance(queue, CommandQueue) or queue.moves_memory or log.on("events"):
+        return False                # (events: PYPLAT_DEBUG set after start-up sees each command)
+    primed = False
+    for address in buffers:
+        primed |= _native.hold_memory(address)
+    if wants_event and not queue.core.holds_events:
+        queue.hold_native_events()
+        primed = True
+    return primed
+
+
+def adopt_native_event(queue, command, reference_count, command_type=cl.CL_COMMAND_NDRANGE_KERNEL):
     """The core Event of an event the fast path made natively, when Python first needs it."""
-    ev = Event(queue.context, queue, cl.CL_COMMAND_NDRANGE_KERNEL, command)
+    ev = Event(queue.context, queue, command_type, command)
     ev._refcount = reference_count
     return ev
 

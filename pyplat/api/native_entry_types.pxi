@@ -7,3 +7,10 @@ ctypedef int32_t (*handle_fn)(size_t) noexcept nogil
 ctypedef int32_t (*setarg_fn)(size_t, uint32_t, uint64_t, size_t) noexcept nogil
 ctypedef int32_t (*wait_fn)(uint32_t, size_t) noexcept nogil
 ctypedef int32_t (*event_info_fn)(size_t, uint32_t, uint64_t, size_t, size_t) noexcept nogil
+ctypedef int32_t (*transfer_fn)(size_t, size_t, uint32_t, uint64_t, uint64_t, size_t, uint32_t, size_t,
+                                size_t) noexcept nogil
+ctypedef int32_t (*copy_fn)(size_t, size_t, size_t, uint64_t, uint64_t, uint64_t, uint32_t, size_t,
+                            size_t) noexcept nogil
+ctypedef int32_t (*fill_fn)(size_t, size_t, size_t, uint64_t, uint64_t, uint64_t, uint32_t, size_t,
+                            size_t) noexcept nogil
+ctypedef int32_t (*marker_fn)(size_t, uint32_t, size_t, size_t) noexcept nogil

@@ -143,6 +143,8 @@ cdef struct cmd_t:
     PyObject *action
     PyObject *hooks
     plan_t *plan                   # kernel launches: their plan, told when the launch finished
+    hold_t *mem_holds[2]           # native transfers (api/_native.pyx): the holds of their buffers,
+                                   # told when the command finished (as plan)
     cmd_t *next
     cmd_t *reap_next
     # payload: copies, fills, rectangles
@@ -289,8 +291,10 @@ cdef void order_locked(qcore_t *q, cmd_t *c, int barrier, access_t *acc, int n_a
 cdef void qcore_decref(qcore_t *q) noexcept nogil
 
 # --- holds (sched/holds.pxi) --------------------------------------------------------------------
+cdef void hold_init(hold_t *h, pthread_mutex_t *lock) noexcept nogil
 cdef int hold_use(hold_t *h) noexcept nogil
 cdef void hold_done(hold_t *h) noexcept nogil
+cdef bint hold_acquire(hold_t *h, object owner, object refs) except -1
 
 # --- launch plans (sched/launch_plans.pxi) ------------------------------------------------------
 cdef void plan_decref(plan_t *p) noexcept nogil

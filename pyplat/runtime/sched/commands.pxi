@@ -31,12 +31,22 @@ cdef void cmd_free(cmd_t *c) noexcept nogil:
     if c.plan != NULL:                       # a launch that was never committed
         hold_done(c.plan.hold)
         plan_decref(c.plan)
+    mem_holds_done(c)
     pthread_mutex_destroy(&c.lock)
     pthread_cond_destroy(&c.done)
     free(c)
 
 
 # cmd_incref / cmd_decref: inline in _sched.pxd.
+
+
+cdef inline void mem_holds_done(cmd_t *c) noexcept nogil:
+    """A native transfer's buffers (api/_native.pyx) are no longer used by it."""
+    cdef int i
+    for i in range(2):
+        if c.mem_holds[i] != NULL:
+            hold_done(c.mem_holds[i])
+            c.mem_holds[i] = NULL
 
 
 cdef void queue_done(qtrack_t *q) noexcept nogil:
@@ -169,6 +179,7 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
         hold_done(c.plan.hold)
         plan_decref(c.plan)
         c.plan = NULL
+    mem_holds_done(c)
     for i in range(n):                       # the default broadcast
         entry = <size_t>waiters[i]
         w = <cmd_t *>(entry & ~<size_t>ORDER_TAG)

@@ -1,0 +1,341 @@
+# Part of pyplat/api/_native.pyx (included there): the native buffer commands --
+# clEnqueueWriteBuffer, clEnqueueReadBuffer, clEnqueueCopyBuffer, clEnqueueFillBuffer and
+# clEnqueueMarkerWithWaitList, clEnqueueBarrierWithWaitList -- answered without the GIL for buffers of contexts whose devices all work in host memory (docs/runtime.md,
+# "Fast path"). As for launches, each answers only the valid common case and defers the rest to
+# the Python entry (api/enqueue.py), which validates, reports and primes: a buffer's native
+# record gets its hold (hold_memory), a queue the hold its native events need.
+
+DEF CL_COMMAND_NDRANGE_KERNEL = 0x11F0
+DEF CL_COMMAND_READ_BUFFER = 0x11F3
+DEF CL_COMMAND_WRITE_BUFFER = 0x11F4
+DEF CL_COMMAND_COPY_BUFFER = 0x11F5
+DEF CL_COMMAND_MARKER = 0x11FE
+DEF CL_COMMAND_BARRIER = 0x1205
+DEF CL_COMMAND_FILL_BUFFER = 0x1207
+DEF CL_MEM_HOST_WRITE_ONLY = 0x80
+DEF CL_MEM_HOST_READ_ONLY = 0x100
+DEF CL_MEM_HOST_NO_ACCESS = 0x200
+
+
+cdef struct nmem_t:               # a buffer as the fast path sees it (made with its handle)
+    pthread_mutex_t lock          # guards hold
+    long refs
+    char *address                 # its bytes (a sub-buffer's: inside its root's)
+    size_t size
+    uint64_t flags
+    size_t root                   # the ordering key: id of the root memory object
+    hold_t hold                   # the buffer kept alive while native commands use it;
+                                  # owner: a MemRecord, refs: Retained((buffer,))
+
+cdef size_t host_key = id(HOST)   # the HOST pseudo-object's key (core/queue.py, merged_accesses)
+
+
+cdef void nmem_decref(nmem_t *m) noexcept nogil:
+    if pp_add(&m.refs, -1) == 0:
+        pthread_mutex_destroy(&m.lock)
+        free(m)
+
+
+cdef class MemRecord:
+    """A reference to a buffer's native record: what the handle table keeps next to a buffer's
+    handle (bridge._native_of), and the owner of its hold while held."""
+    cdef nmem_t *m
+
+    def __dealloc__(self):
+        if self.m != NULL:
+            nmem_decref(self.m)
+
+
+def mem_record(size_t address, size_t size, uint64_t flags, root):
+    """A new native record of a buffer whose bytes are at `address` (host memory: its context
+    moves no memory); `root` is the root memory object (the ordering key)."""
+    cdef MemRecord rec = MemRecord()
+    cdef nmem_t *m = <nmem_t *>calloc(1, sizeof(nmem_t))
+    if m == NULL:
+        raise MemoryError()
+    pthread_mutex_init(&m.lock, NULL)
+    m.refs = 1
+    m.address, m.size, m.flags, m.root = <char *>address, size, flags, id(root)
+    hold_init(&m.hold, &m.lock)
+    rec.m = m
+    return rec
+
+
+def hold_memory(size_t address):
+    """Let native commands use the buffer of a handle: its record holds a reference to it until
+    the reaper finds no native command left (GIL held). True if that changed anything."""
+    cdef hent_t *e
+    cdef nmem_t *m = NULL
+    cdef PyObject *obj = NULL
+    cdef MemRecord rec
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(address)
+    if e != NULL and e.kind == PYPLAT_KIND_MEM and e.ptr != NULL and e.obj != NULL:
+        m = <nmem_t *>e.ptr
+        pp_add(&m.refs, 1)
+        obj = e.obj
+        Py_INCREF(<object>obj)
+    pthread_mutex_unlock(&tab_lock)
+    if m == NULL:
+        return False
+    rec = MemRecord()
+    rec.m = m
+    buffer = <object>obj
+    Py_XDECREF(obj)
+    if m.hold.held:
+        return False
+    return bool(hold_acquire(&m.hold, rec, Retained((buffer,))))
+
+
+cdef struct ncall_t:              # a native command call's references, taken from the table
+    qcore_t *q
+    nmem_t *m[2]
+    int n_mem
+    cmd_t *waits[MAX_NATIVE_WAITS]
+    uint32_t n_waits
+
+
+cdef void ncall_release(ncall_t *a) noexcept nogil:
+    cdef uint32_t i
+    for i in range(a.n_waits):
+        cmd_decref(a.waits[i])
+    for i in range(<uint32_t>a.n_mem):
+        nmem_decref(a.m[i])
+    qcore_decref(a.q)
+
+
+cdef int ncall_take(ncall_t *a, size_t queue, int n_mem, size_t mem0, size_t mem1, uint32_t n_events,
+                    size_t events) noexcept nogil:
+    """Handles -> references (queue, n_mem (0-2) buffers of its context, the wait list's events
+    of its context). 1 if all are native handles; else 0, holding nothing."""
+    cdef hent_t *e
+    cdef size_t mems[2]
+    cdef int i, ok = 0
+    cdef uint32_t n
+    if (n_events == 0) != (events == 0) or n_events > MAX_NATIVE_WAITS:
+        return 0
+    mems[0], mems[1] = mem0, mem1
+    a.n_mem, a.n_waits = 0, 0
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(queue)
+    if e != NULL and e.kind == PYPLAT_KIND_QUEUE and e.ptr != NULL:
+        a.q = <qcore_t *>e.ptr
+        ok = 1
+        for i in range(n_mem):
+            e = tab_find(mems[i])
+            if e == NULL or e.kind != PYPLAT_KIND_MEM or e.ptr == NULL or e.context != a.q.context:
+                ok = 0
+                break
+            a.m[i] = <nmem_t *>e.ptr
+            a.n_mem += 1
+        n = 0
+        while ok and n < n_events:
+            e = tab_find((<size_t *>events)[n])
+            if e == NULL or e.kind != PYPLAT_KIND_EVENT or e.ptr == NULL or e.context != a.q.context:
+                ok = 0
+                break
+            a.waits[n] = <cmd_t *>e.ptr
+            n += 1
+        if ok:
+            qcore_incref(a.q)
+            for i in range(a.n_mem):
+                pp_add(&a.m[i].refs, 1)
+            for n in range(n_events):
+                cmd_incref(a.waits[n])
+            a.n_waits = n_events
+    pthread_mutex_unlock(&tab_lock)
+    return ok
+
+
+cdef void publish_event(nevent_t *s, qcore_t *q, cmd_t *c, uint32_t command_type,
+                        size_t event) noexcept nogil:
+    """The event of c: a native handle in the table (takes a reference to q and to c)."""
+    cdef hent_t *e
+    s.h.dispatch = <void *>h_dispatch
+    s.h.magic, s.h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_EVENT
+    s.h.serial = <uint64_t>pp_add(&handle_serial, 1)
+    s.refs = 1
+    s.q = q
+    s.command_type = command_type
+    qcore_incref(q)
+    cmd_incref(c)
+    pthread_mutex_lock(&tab_lock)
+    e = tab_insert(<size_t>s)
+    e.kind, e.flags, e.ptr, e.context = PYPLAT_KIND_EVENT, HF_NATIVE, c, q.context
+    pthread_mutex_unlock(&tab_lock)
+    (<size_t *>event)[0] = <size_t>s
+
+
+cdef int32_t ncall_submit(ncall_t *a, cmd_t *c, access_t *acc, int n_acc, int barrier, int unknown,
+                          uint32_t command_type, int blocking, size_t event) noexcept nogil:
+    """Enqueue c (payload set) as the Python path would (api/enqueue.py _submit): its buffers
+    held until it finishes, the wait list linked, the queue's order, its event published; a
+    blocking call (never with a wait list: see n_transfer) waits. Consumes a's references and
+    c; PYPLAT_DEFER if c cannot go natively (a buffer or the queue's events not held)."""
+    cdef nevent_t *s = NULL
+    cdef int i, used = 0
+    cdef uint32_t j
+    while used < a.n_mem:
+        if not hold_use(&a.m[used].hold):
+            return ncall_defer(a, c, used)
+        used += 1
+    if event:
+        if not hold_use(&a.q.events):
+            return ncall_defer(a, c, used)
+        s = <nevent_t *>hmem_new()
+        if s == NULL:
+            hold_done(&a.q.events)
+            return ncall_defer(a, c, used)
+    c.driver = a.q.driver
+    for i in range(a.n_mem):
+        c.mem_holds[i] = &a.m[i].hold         # done when c finishes (the runtime's commands.pxi)
+    for j in range(a.n_waits):
+        link(c, a.waits[j])
+    pthread_mutex_lock(&a.q.lock)
+    order_locked(a.q, c, barrier, acc, n_acc, unknown)
+    pthread_mutex_unlock(&a.q.lock)
+    cmd_attach(c, a.q.track)
+    if s != NULL:
+        publish_event(s, a.q, c, command_type, event)
+    cmd_commit(c)
+    if blocking:                              # (no wait list, order links only: it cannot fail)
+        c.driver.flush(c.driver)
+        c.driver.join(c.driver, c)
+    cmd_decref(c)
+    ncall_release(a)
+    return CL_SUCCESS_
+
+
+cdef int32_t ncall_defer(ncall_t *a, cmd_t *c, int used) noexcept nogil:
+    cdef int i
+    for i in range(used):
+        hold_done(&a.m[i].hold)
+    cmd_free(c)
+    ncall_release(a)
+    return PYPLAT_DEFER
+
+
+cdef inline int region_ok(nmem_t *m, uint64_t offset, uint64_t size) noexcept nogil:
+    return size != 0 and size <= m.size and offset <= m.size - size
+
+
+cdef int32_t n_transfer(size_t queue, size_t buffer, uint32_t blocking, uint64_t offset, uint64_t size,
+                        size_t ptr, uint32_t n_events, size_t events, size_t event,
+                        int to_buffer) noexcept nogil:
+    cdef ncall_t a
+    cdef access_t acc[2]
+    cdef nmem_t *m
+    cdef cmd_t *c
+    cdef uint64_t forbidden
+    # A blocking call waits natively only without a wait list: then nothing can fail it (the
+    # queue's order passes no failure on), and an event of a wait list that fails meanwhile
+    # stays the Python entry's to report. Never block holding the GIL.
+    if ptr == 0 or (blocking and (n_events != 0 or PyGILState_Check())):
+        return PYPLAT_DEFER
+    if not ncall_take(&a, queue, 1, buffer, 0, n_events, events):
+        return PYPLAT_DEFER
+    m = a.m[0]
+    forbidden = CL_MEM_HOST_NO_ACCESS | (CL_MEM_HOST_READ_ONLY if to_buffer else CL_MEM_HOST_WRITE_ONLY)
+    if not region_ok(m, offset, size) or m.flags & forbidden:
+        ncall_release(&a)
+        return PYPLAT_DEFER
+    c = cmd_new(K_COPY)
+    if c == NULL:
+        ncall_release(&a)
+        return CL_OUT_OF_HOST_MEMORY_
+    c.size = size
+    if to_buffer:
+        c.dst, c.src = m.address + offset, <char *>ptr
+    else:
+        c.dst, c.src = <char *>ptr, m.address + offset
+    acc[0].key, acc[0].writes = m.root, to_buffer
+    acc[1].key, acc[1].writes = host_key, not to_buffer
+    return ncall_submit(&a, c, acc, 2, 0, 0,
+                        CL_COMMAND_WRITE_BUFFER if to_buffer else CL_COMMAND_READ_BUFFER,
+                        blocking, event)
+
+
+cdef int32_t n_write(size_t queue, size_t buffer, uint32_t blocking, uint64_t offset, uint64_t size,
+                     size_t ptr, uint32_t n_events, size_t events, size_t event) noexcept nogil:
+    return n_transfer(queue, buffer, blocking, offset, size, ptr, n_events, events, event, 1)
+
+
+cdef int32_t n_read(size_t queue, size_t buffer, uint32_t blocking, uint64_t offset, uint64_t size,
+                    size_t ptr, uint32_t n_events, size_t events, size_t event) noexcept nogil:
+    return n_transfer(queue, buffer, blocking, offset, size, ptr, n_events, events, event, 0)
+
+
+cdef int32_t n_copy(size_t queue, size_t src, size_t dst, uint64_t src_offset, uint64_t dst_offset,
+                    uint64_t size, uint32_t n_events, size_t events, size_t event) noexcept nogil:
+    cdef ncall_t a
+    cdef access_t acc[2]
+    cdef cmd_t *c
+    cdef char *s
+    cdef char *d
+    if not ncall_take(&a, queue, 2, src, dst, n_events, events):
+        return PYPLAT_DEFER
+    s, d = a.m[0].address + src_offset, a.m[1].address + dst_offset
+    if (not region_ok(a.m[0], src_offset, size) or not region_ok(a.m[1], dst_offset, size)
+            or (s < d + size and d < s + size)):            # overlap: CL_MEM_COPY_OVERLAP
+        ncall_release(&a)
+        return PYPLAT_DEFER
+    c = cmd_new(K_COPY)
+    if c == NULL:
+        ncall_release(&a)
+        return CL_OUT_OF_HOST_MEMORY_
+    c.dst, c.src, c.size = d, s, size
+    acc[0].key, acc[0].writes = a.m[0].root, 0
+    acc[1].key, acc[1].writes = a.m[1].root, 1
+    if acc[0].key == acc[1].key:                            # one root: one access, a write
+        acc[0].writes = 1
+    return ncall_submit(&a, c, acc, 1 if acc[0].key == acc[1].key else 2, 0, 0,
+                        CL_COMMAND_COPY_BUFFER, 0, event)
+
+
+cdef int32_t n_fill(size_t queue, size_t buffer, size_t pattern, uint64_t pattern_size, uint64_t offset,
+                    uint64_t size, uint32_t n_events, size_t events, size_t event) noexcept nogil:
+    cdef ncall_t a
+    cdef access_t acc[1]
+    cdef cmd_t *c
+    if (pattern == 0 or pattern_size == 0 or pattern_size > 128 or pattern_size & (pattern_size - 1)
+            or offset % pattern_size or size % pattern_size):
+        return PYPLAT_DEFER
+    if not ncall_take(&a, queue, 1, buffer, 0, n_events, events):
+        return PYPLAT_DEFER
+    if not region_ok(a.m[0], offset, size):
+        ncall_release(&a)
+        return PYPLAT_DEFER
+    c = cmd_new(K_FILL)
+    if c == NULL:
+        ncall_release(&a)
+        return CL_OUT_OF_HOST_MEMORY_
+    memcpy(c.pattern, <void *>pattern, pattern_size)
+    c.psize, c.dst, c.size = pattern_size, a.m[0].address + offset, size
+    acc[0].key, acc[0].writes = a.m[0].root, 1
+    return ncall_submit(&a, c, acc, 1, 0, 0, CL_COMMAND_FILL_BUFFER, 0, event)
+
+
+cdef int32_t n_marker(size_t queue, uint32_t n_events, size_t events, size_t event) noexcept nogil:
+    """A marker: with no wait list it waits for every earlier command of the queue."""
+    cdef ncall_t a
+    cdef cmd_t *c
+    if not ncall_take(&a, queue, 0, 0, 0, n_events, events):
+        return PYPLAT_DEFER
+    c = cmd_new(K_NOP)
+    if c == NULL:
+        ncall_release(&a)
+        return CL_OUT_OF_HOST_MEMORY_
+    return ncall_submit(&a, c, NULL, 0, n_events == 0, 1, CL_COMMAND_MARKER, 0, event)
+
+
+cdef int32_t n_barrier(size_t queue, uint32_t n_events, size_t events, size_t event) noexcept nogil:
+    """A barrier: later commands of the queue wait for it, it for every earlier one."""
+    cdef ncall_t a
+    cdef cmd_t *c
+    if not ncall_take(&a, queue, 0, 0, 0, n_events, events):
+        return PYPLAT_DEFER
+    c = cmd_new(K_NOP)
+    if c == NULL:
+        ncall_release(&a)
+        return CL_OUT_OF_HOST_MEMORY_
+    return ncall_submit(&a, c, NULL, 0, 1, 1, CL_COMMAND_BARRIER, 0, event)

@@ -1,0 +1,393 @@
+"""The native buffer commands (pyplat/api/native_commands.pxi): clEnqueueWriteBuffer,
+clEnqueueReadBuffer, clEnqueueCopyBuffer, clEnqueueFillBuffer and clEnqueueMarkerWithWaitList
+answered without the GIL for buffers of host-memory contexts. What a program sees must be what
+the Python path gives: the bytes, the order (in-order automatic parallelisation, out-of-order
+wait lists), blocking, events and their types, failures, and every error with its code."""
+import contextlib
+import ctypes
+import threading
+
+import numpy as np
+import pytest
+
+from capi import CL, addr, err
+from clobjects import context_and_program, event_status, make_buffer, make_context, make_queue, read
+from pyplat import cl, config
+from pyplat.api import _native, handles
+from test_fastpath_native import build_c_program
+from test_programs_kernels import create_kernel, set_arg
+
+SOURCE = b"__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }"
+
+if not CL._direct.get("clEnqueueWriteBuffer") or not config.value("PYPLAT_FAST_PATH"):
+    pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)
+
+S, U32, U64, I32 = ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32
+_NATIVE = _native.fast_path_entries()
+# The native entries themselves (what the shim calls before taking the GIL): PYPLAT_DEFER when
+# they leave a call to the Python entry.
+native_write = ctypes.CFUNCTYPE(I32, S, S, U32, U64, U64, S, U32, S, S)(_NATIVE["clEnqueueWriteBuffer"])
+native_read = ctypes.CFUNCTYPE(I32, S, S, U32, U64, U64, S, U32, S, S)(_NATIVE["clEnqueueReadBuffer"])
+native_copy = ctypes.CFUNCTYPE(I32, S, S, S, U64, U64, U64, U32, S, S)(_NATIVE["clEnqueueCopyBuffer"])
+native_fill = ctypes.CFUNCTYPE(I32, S, S, S, U64, U64, U64, U32, S, S)(_NATIVE["clEnqueueFillBuffer"])
+native_marker = ctypes.CFUNCTYPE(I32, S, U32, S, S)(_NATIVE["clEnqueueMarkerWithWaitList"])
+native_barrier = ctypes.CFUNCTYPE(I32, S, U32, S, S)(_NATIVE["clEnqueueBarrierWithWaitList"])
+
+
+@pytest.fixture(scope="module")
+def env():
+    yield from context_and_program(SOURCE)
+
+
+@contextlib.contextmanager
+def pinned(ctx, dev, *buffers):
+    """Keep the buffers' native records held (a pending copy from each on another queue, behind a
+    user event), so that the reaper does not drop a hold between a public call and a native one."""
+    q = make_queue(ctx, dev, cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    e = err()
+    gate = CL.clCreateUserEvent(ctx, addr(e))
+    sink = make_buffer(ctx, 4 * len(buffers))
+    for i, b in enumerate(buffers):
+        assert CL.clEnqueueCopyBuffer(q, b, sink, 0, 4 * i, 4, 1, addr(wl([gate])), 0) == 0
+    try:
+        yield
+    finally:
+        CL.clSetUserEventStatus(gate, cl.CL_COMPLETE)
+        CL.clFinish(q)
+        CL.clReleaseEvent(gate)
+        CL.clReleaseMemObject(sink)
+        CL.clReleaseCommandQueue(q)
+
+
+def wl(events):
+    return (S * max(1, len(events)))(*events)
+
+
+def command_type(ev):
+    v = U32()
+    assert CL.clGetEventInfo(ev, cl.CL_EVENT_COMMAND_TYPE, 4, addr(v), 0) == 0
+    return v.value
+
+
+def write(q, buf, data, offset=0, blocking=False, waits=(), fn=None):
+    ev = S()
+    code = (fn or CL.clEnqueueWriteBuffer)(q, buf, blocking, offset, data.nbytes, addr(data), len(waits),
+                                           addr(wl(waits)) if waits else 0, addr(ev))
+    return code, ev.value
+
+
+def test_the_native_entries_answer_and_their_events_have_their_types(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    a, b = make_buffer(ctx, 256), make_buffer(ctx, 256)
+    data = np.arange(64, dtype=np.int32)
+    out = np.zeros(64, dtype=np.int32)
+    seven = I32(7)
+    # a buffer the Python path has not used yet: its record holds nothing, the entry defers
+    assert native_write(q, a, 0, 0, 256, addr(data), 0, 0, 0) == _native.DEFER
+    assert write(q, a, data)[0] == 0                     # primes it (Python, then native)
+    evs = []
+    with pinned(ctx, dev, a, b):
+        enqueue_each(q, a, b, data, out, seven, evs)
+    assert CL.clFinish(q) == 0
+    for ev, kind in evs:
+        assert command_type(ev) == kind                 # adopted with its command's type
+        assert event_status(ev) == cl.CL_COMPLETE
+        assert CL.clReleaseEvent(ev) == 0
+    assert out.tolist() == data.tolist()
+    assert read(q, a, 256, np.int32).tolist() == data[:32].tolist() + [7] * 32
+    for m in (a, b):
+        CL.clReleaseMemObject(m)
+    CL.clReleaseCommandQueue(q)
+
+
+def enqueue_each(q, a, b, data, out, seven, evs):
+    """One command of each kind through its native entry, with an event (the public entry first
+    where the queue's events or a buffer are not held yet)."""
+    for fn, public, args, kind in (
+            (native_write, CL.clEnqueueWriteBuffer, (q, a, 1, 0, 256, addr(data), 0, 0),
+             cl.CL_COMMAND_WRITE_BUFFER),
+            (native_copy, CL.clEnqueueCopyBuffer, (q, a, b, 0, 0, 256, 0, 0), cl.CL_COMMAND_COPY_BUFFER),
+            (native_read, CL.clEnqueueReadBuffer, (q, b, 0, 0, 256, addr(out), 0, 0),
+             cl.CL_COMMAND_READ_BUFFER),
+            (native_marker, CL.clEnqueueMarkerWithWaitList, (q, 0, 0), cl.CL_COMMAND_MARKER),
+            (native_barrier, CL.clEnqueueBarrierWithWaitList, (q, 0, 0), cl.CL_COMMAND_BARRIER),
+            (native_fill, CL.clEnqueueFillBuffer, (q, a, addr(seven), 4, 128, 128, 0, 0),
+             cl.CL_COMMAND_FILL_BUFFER)):
+        ev = S()
+        code = fn(*args, addr(ev))
+        if code == _native.DEFER:                        # b and the queue's events: primed once
+            assert public(*args, addr(ev)) == 0
+            assert CL.clReleaseEvent(ev.value) == 0
+            code = fn(*args, addr(ev))                   # ... then the native entry answers
+        assert code == 0
+        assert handles.peek(ev.value) is None           # a native event, not adopted yet
+        evs.append((ev.value, kind))
+
+
+def test_in_order_reads_see_writes_launches_copies_and_fills(env):
+    """The automatic in-order parallelisation orders native transfers by buffer (sub-buffers by
+    their root) and by host memory, with kernel launches in between."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    n = 256
+    a, b = make_buffer(ctx, 4 * n), make_buffer(ctx, 4 * n)
+    region = (S * 2)(4 * 64, 4 * 64)
+    e = err()
+    sub = CL.clCreateSubBuffer(a, 0, cl.CL_BUFFER_CREATE_TYPE_REGION, addr(region), addr(e))
+    assert e.value == 0
+    k = create_kernel(prog, b"inc")
+    set_arg(k, 0, a)
+    g = S(n)
+    minus_one = I32(-1)
+    host = [np.full(n, i, dtype=np.int32) for i in range(20)]
+    outs = [np.zeros(n, dtype=np.int32) for _ in range(20)]
+    subs = [np.zeros(64, dtype=np.int32) for _ in range(20)]
+    for i in range(20):
+        assert CL.clEnqueueWriteBuffer(q, a, 0, 0, 4 * n, addr(host[i]), 0, 0, 0) == 0
+        assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 0, 0, 0) == 0
+        assert CL.clEnqueueReadBuffer(q, sub, 0, 0, 4 * 64, addr(subs[i]), 0, 0, 0) == 0
+        assert CL.clEnqueueCopyBuffer(q, a, b, 0, 0, 4 * n, 0, 0, 0) == 0
+        assert CL.clEnqueueFillBuffer(q, a, addr(minus_one), 4, 0, 4 * n, 0, 0, 0) == 0
+        assert CL.clEnqueueReadBuffer(q, b, 0, 0, 4 * n, addr(outs[i]), 0, 0, 0) == 0
+    assert CL.clFinish(q) == 0
+    for i in range(20):
+        assert outs[i].tolist() == [i + 1] * n
+        assert subs[i].tolist() == [i + 1] * 64
+    assert read(q, a, 4 * n, np.int32).tolist() == [-1] * n
+    for m in (sub, a, b):
+        CL.clReleaseMemObject(m)
+    CL.clReleaseKernel(k)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_out_of_order_wait_lists_and_blocking_calls(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev, cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    a, b = make_buffer(ctx, 64), make_buffer(ctx, 64)
+    e = err()
+    gate = CL.clCreateUserEvent(ctx, addr(e))
+    first, second = np.full(16, 5, dtype=np.int32), np.zeros(16, dtype=np.int32)
+    for _ in range(2):                      # the second round is answered natively
+        code, w = write(q, a, first, waits=[gate])
+        assert code == 0
+        cev = S()
+        assert CL.clEnqueueCopyBuffer(q, a, b, 0, 0, 64, 1, addr(wl([w])), addr(cev)) == 0
+        r = S()
+        assert CL.clEnqueueReadBuffer(q, b, 0, 0, 64, addr(second), 1, addr(wl([cev.value])), addr(r)) == 0
+        assert event_status(r.value) in (cl.CL_QUEUED, cl.CL_SUBMITTED)   # all behind the gate
+        assert second.tolist() == [0] * 16
+        marker = S()
+        assert CL.clEnqueueMarkerWithWaitList(q, 1, addr(wl([r.value])), addr(marker)) == 0
+        assert CL.clSetUserEventStatus(gate, cl.CL_COMPLETE) == 0
+        assert CL.clWaitForEvents(1, addr(marker)) == 0
+        assert second.tolist() == [5] * 16
+        for ev in (w, cev.value, r.value, marker.value, gate):
+            assert CL.clReleaseEvent(ev) == 0
+        gate = CL.clCreateUserEvent(ctx, addr(e))
+        second[:] = 0
+    # a barrier orders what follows after what came before, wait lists or not
+    with pinned(ctx, dev, a, b):
+        gate = CL.clCreateUserEvent(ctx, addr(e))
+        seven, got = np.full(16, 7, dtype=np.int32), np.zeros(16, dtype=np.int32)
+        assert write(q, a, seven, waits=[gate])[0] == 0
+        assert CL.clEnqueueBarrierWithWaitList(q, 0, 0, 0) == 0
+        assert native_barrier(q, 0, 0, 0) == 0
+        assert native_read(q, a, 0, 0, 64, addr(got), 0, 0, 0) == 0
+        done = S()
+        assert native_marker(q, 0, 0, addr(done)) == 0
+        assert event_status(done.value) in (cl.CL_QUEUED, cl.CL_SUBMITTED)
+        assert got.tolist() == [0] * 16
+        assert CL.clSetUserEventStatus(gate, cl.CL_COMPLETE) == 0
+        assert CL.clWaitForEvents(1, addr(done)) == 0
+        assert got.tolist() == [7] * 16
+        CL.clReleaseEvent(done.value)
+        CL.clReleaseEvent(gate)
+    gate = CL.clCreateUserEvent(ctx, addr(e))
+    # blocking: the data is there when the call returns
+    data = np.arange(16, dtype=np.int32)
+    with pinned(ctx, dev, a):
+        assert CL.clEnqueueWriteBuffer(q, a, 1, 0, 64, addr(data), 0, 0, 0) == 0
+        got = np.zeros(16, dtype=np.int32)
+        assert native_read(q, a, 1, 0, 64, addr(got), 0, 0, 0) == 0
+        assert got.tolist() == data.tolist()
+        # a blocking call with a wait list is the Python entry's (which reports failures)
+        threading.Timer(0.05, CL.clSetUserEventStatus, (gate, cl.CL_COMPLETE)).start()
+        got[:] = 0
+        assert native_read(q, a, 1, 0, 64, addr(got), 1, addr(wl([gate])), 0) == _native.DEFER
+        assert CL.clEnqueueReadBuffer(q, a, 1, 0, 64, addr(got), 1, addr(wl([gate])), 0) == 0
+        assert got.tolist() == data.tolist()
+    CL.clReleaseEvent(gate)
+    CL.clReleaseMemObject(a)
+    CL.clReleaseMemObject(b)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_failed_wait_list_events_fail_native_commands(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev, cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    a = make_buffer(ctx, 64)
+    data = np.arange(16, dtype=np.int32)
+    assert write(q, a, data, blocking=True)[0] == 0
+    e = err()
+    pin = pinned(ctx, dev, a)
+    pin.__enter__()
+    for _ in range(2):
+        gate = CL.clCreateUserEvent(ctx, addr(e))
+        code, w = write(q, a, np.zeros(16, dtype=np.int32), waits=[gate])
+        assert code == 0
+        assert CL.clSetUserEventStatus(gate, -55) == 0
+        assert CL.clWaitForEvents(1, addr(wl([w]))) == cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+        assert event_status(w) < 0
+        # blocking with a failed event in the wait list: the Python entry's error, nothing done
+        got = np.zeros(16, dtype=np.int32)
+        assert native_read(q, a, 1, 0, 64, addr(got), 1, addr(wl([gate])), 0) == _native.DEFER
+        assert (CL.clEnqueueReadBuffer(q, a, 1, 0, 64, addr(got), 1, addr(wl([gate])), 0)
+                == cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        assert CL.clReleaseEvent(w) == 0 and CL.clReleaseEvent(gate) == 0
+    pin.__exit__(None, None, None)
+    assert read(q, a, 64, np.int32).tolist() == data.tolist()      # the failed writes wrote nothing
+    CL.clReleaseMemObject(a)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_errors_stay_the_python_entries(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    a, b = make_buffer(ctx, 64), make_buffer(ctx, 64)
+    ro = make_buffer(ctx, 64, cl.CL_MEM_READ_WRITE | cl.CL_MEM_HOST_READ_ONLY)
+    wo = make_buffer(ctx, 64, cl.CL_MEM_READ_WRITE | cl.CL_MEM_HOST_WRITE_ONLY)
+    other_ctx = make_context()[0]
+    foreign = make_buffer(other_ctx, 64)
+    h = np.zeros(16, dtype=np.int32)
+    for m in (a, b, ro, wo):                               # records held: natives would answer
+        CL.clEnqueueFillBuffer(q, m, addr(h), 4, 0, 64, 0, 0, 0)
+    cases = [
+        (native_write, CL.clEnqueueWriteBuffer, (q, a, 0, 60, 8, addr(h), 0, 0, 0), cl.CL_INVALID_VALUE),
+        (native_write, CL.clEnqueueWriteBuffer, (q, a, 0, 0, 0, addr(h), 0, 0, 0), cl.CL_INVALID_VALUE),
+        (native_write, CL.clEnqueueWriteBuffer, (q, a, 0, 0, 8, 0, 0, 0, 0), cl.CL_INVALID_VALUE),
+        (native_write, CL.clEnqueueWriteBuffer, (q, ro, 0, 0, 8, addr(h), 0, 0, 0), cl.CL_INVALID_OPERATION),
+        (native_read, CL.clEnqueueReadBuffer, (q, wo, 0, 0, 8, addr(h), 0, 0, 0), cl.CL_INVALID_OPERATION),
+        (native_read, CL.clEnqueueReadBuffer, (q, foreign, 0, 0, 8, addr(h), 0, 0, 0), cl.CL_INVALID_CONTEXT),
+        (native_read, CL.clEnqueueReadBuffer, (q, q, 0, 0, 8, addr(h), 0, 0, 0), cl.CL_INVALID_MEM_OBJECT),
+        (native_read, CL.clEnqueueReadBuffer, (a, a, 0, 0, 8, addr(h), 0, 0, 0), cl.CL_INVALID_COMMAND_QUEUE),
+        (native_read, CL.clEnqueueReadBuffer, (q, a, 0, 0, 8, addr(h), 1, 0, 0), cl.CL_INVALID_EVENT_WAIT_LIST),
+        (native_copy, CL.clEnqueueCopyBuffer, (q, a, a, 0, 4, 8, 0, 0, 0), cl.CL_MEM_COPY_OVERLAP),
+        (native_copy, CL.clEnqueueCopyBuffer, (q, a, b, 0, 60, 8, 0, 0, 0), cl.CL_INVALID_VALUE),
+        (native_fill, CL.clEnqueueFillBuffer, (q, a, addr(h), 3, 0, 6, 0, 0, 0), cl.CL_INVALID_VALUE),
+        (native_fill, CL.clEnqueueFillBuffer, (q, a, addr(h), 4, 2, 8, 0, 0, 0), cl.CL_INVALID_VALUE),
+        (native_marker, CL.clEnqueueMarkerWithWaitList, (b, 0, 0, 0), cl.CL_INVALID_COMMAND_QUEUE),
+        (native_barrier, CL.clEnqueueBarrierWithWaitList, (q, 2, 0, 0), cl.CL_INVALID_EVENT_WAIT_LIST),
+    ]
+    with pinned(ctx, dev, a, b, ro, wo):
+        for native, public, args, code in cases:
+            assert native(*args) == _native.DEFER, (public, args)
+            assert public(*args) == code, (public, args)
+    assert CL.clFinish(q) == 0
+    CL.clReleaseMemObject(foreign)
+    CL.clReleaseContext(other_ctx)
+    for m in (a, b, ro, wo):
+        CL.clReleaseMemObject(m)
+    # a released buffer is not used: the entry defers, the Python entry says it is no buffer
+    assert native_write(q, a, 0, 0, 8, addr(h), 0, 0, 0) == _native.DEFER
+    assert CL.clEnqueueWriteBuffer(q, a, 0, 0, 8, addr(h), 0, 0, 0) == cl.CL_INVALID_MEM_OBJECT
+    CL.clReleaseCommandQueue(q)
+
+
+def test_a_buffer_released_while_commands_wait_lives_until_they_ran(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev, cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    e, nine = err(), I32(9)
+    for round_ in range(3):
+        src_data = np.full(1024, round_ + 3, dtype=np.int32)
+        a = make_buffer(ctx, 4096, cl.CL_MEM_READ_WRITE | cl.CL_MEM_COPY_HOST_PTR, src_data)
+        b = make_buffer(ctx, 4096)
+        CL.clEnqueueCopyBuffer(q, a, b, 0, 0, 4096, 0, 0, 0)          # primes both records
+        assert CL.clFinish(q) == 0
+        gate = CL.clCreateUserEvent(ctx, addr(e))
+        assert CL.clEnqueueCopyBuffer(q, a, b, 0, 0, 4096, 1, addr(wl([gate])), 0) == 0
+        assert CL.clReleaseMemObject(a) == 0                         # the program lets go of a
+        other = make_buffer(ctx, 4096)                               # (memory a may have had)
+        assert CL.clEnqueueFillBuffer(q, other, addr(nine), 4, 0, 4096, 0, 0, 0) == 0
+        assert CL.clSetUserEventStatus(gate, cl.CL_COMPLETE) == 0
+        assert CL.clFinish(q) == 0
+        assert read(q, b, 4096, np.int32).tolist() == src_data.tolist()
+        CL.clReleaseEvent(gate)
+        CL.clReleaseMemObject(b)
+        CL.clReleaseMemObject(other)
+    CL.clReleaseCommandQueue(q)
+
+
+THREADS_PROGRAM = r"""
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#define T 4
+#define N 2000
+#define W 64
+static cl_context ctx; static cl_device_id dev; static cl_command_queue shared;
+static cl_mem shared_buf; static int failures;
+#define OK(x) do { if ((x) != CL_SUCCESS) __sync_fetch_and_add(&failures, 1); } while (0)
+static void *host(void *arg) {
+    long t = (long)arg; cl_int e;
+    cl_command_queue own = clCreateCommandQueue(ctx, dev, 0, &e);
+    cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE, W * 4, NULL, &e);
+    cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, W * 4, NULL, &e);
+    static __thread int vals[W], got[W], back[W];
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < W; j++) vals[j] = (int)(t * 100000 + i + j);
+        /* in-order: write, copy, fill a, read b (the copy's), read a (the fill's) */
+        OK(clEnqueueWriteBuffer(own, a, CL_FALSE, 0, W * 4, vals, 0, NULL, NULL));
+        OK(clEnqueueCopyBuffer(own, a, b, 0, 0, W * 4, 0, NULL, NULL));
+        int pattern = -(int)i;
+        OK(clEnqueueFillBuffer(own, a, &pattern, 4, 0, W * 4, 0, NULL, NULL));
+        cl_event marker;
+        OK(clEnqueueMarkerWithWaitList(own, 0, NULL, &marker));
+        OK(clFlush(own));
+        OK(clEnqueueReadBuffer(own, b, i % 2 ? CL_TRUE : CL_FALSE, 0, W * 4, got, 0, NULL, NULL));
+        /* the shared out-of-order queue: after the marker, one int of the shared buffer */
+        OK(clEnqueueWriteBuffer(shared, shared_buf, CL_TRUE, t * 4, 4, &vals[0], 1, &marker, NULL));
+        OK(clReleaseEvent(marker));
+        OK(clEnqueueReadBuffer(own, a, CL_TRUE, 0, W * 4, back, 0, NULL, NULL));
+        for (int j = 0; j < W; j++)
+            if (got[j] != vals[j] || back[j] != -(int)i) { __sync_fetch_and_add(&failures, 1); break; }
+    }
+    OK(clFinish(own));
+    clReleaseMemObject(a); clReleaseMemObject(b); clReleaseCommandQueue(own);
+    return NULL;
+}
+int main(void) {
+    cl_platform_id ps[16]; cl_uint np = 0, i; cl_platform_id p = 0; char name[256]; cl_int e;
+    clGetPlatformIDs(16, ps, &np);
+    for (i = 0; i < np; i++) {
+        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+        if (strstr(name, "PyPlat")) p = ps[i];
+    }
+    if (!p) { printf("FAIL no PyPlat\n"); return 1; }
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL);
+    ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+    shared = clCreateCommandQueue(ctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &e);
+    shared_buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, T * 4, NULL, &e);
+    pthread_t th[T];
+    for (long t = 0; t < T; t++) pthread_create(&th[t], NULL, host, (void *)t);
+    for (int t = 0; t < T; t++) pthread_join(th[t], NULL);
+    int out[T];
+    OK(clEnqueueReadBuffer(shared, shared_buf, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+    printf("%d", failures);
+    for (int t = 0; t < T; t++) printf(" %d", out[t]);
+    printf("\n");
+    return 0;
+}
+"""
+
+
+def test_native_commands_from_several_c_threads(run_with_pyplat, tmp_path):
+    """C host threads through the loader: in-order queues keep each thread's order, blocking
+    and non-blocking, markers in wait lists across queues."""
+    exe = build_c_program(tmp_path, "commands", THREADS_PROGRAM)
+    for env in ({"PYPLAT_WORKERS": "1"}, {"PYPLAT_WORKERS": "4"}):
+        r = run_with_pyplat([exe], env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.split() == ["0"] + [str(t * 100000 + 1999) for t in range(4)], r.stdout + r.stderr
