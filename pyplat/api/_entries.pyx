@@ -19,7 +19,7 @@ DEF CL_OUT_OF_HOST_MEMORY = -6
 cdef object _clerror = None
 cdef object _report = None
 cdef object _failed = None
-cdef list _impl = [None] * 16
+cdef list _impl = [None] * 32
 
 # The native fast path (pyplat/api/_native.pyx, n_*): C functions with the OpenCL signature that
 # need no GIL and return PYPLAT_DEFER (icd/pyplat_handle.h) when they did not answer. The shim
@@ -43,6 +43,7 @@ cdef copy_fn _n_copy = NULL
 cdef fill_fn _n_fill = NULL
 cdef marker_fn _n_marker = NULL
 cdef marker_fn _n_barrier = NULL
+cdef handle_fn _n_refs[10]            # clRetain*/clRelease* (REF_NAMES' order); NULL: none
 cdef object _prime_ndrange = None
 cdef object _prime_command = None
 
@@ -60,11 +61,18 @@ DEF I_COPY = 10
 DEF I_FILL = 11
 DEF I_MARKER = 12
 DEF I_BARRIER = 13
+DEF I_REFS = 14                        # ... to 23: REF_NAMES
 
 NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
          "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
          "clGetEventInfo", "clEnqueueCopyBuffer", "clEnqueueFillBuffer", "clEnqueueMarkerWithWaitList",
          "clEnqueueBarrierWithWaitList")
+# The retain/release entries of contexts, queues, memory objects, programs and kernels (indices
+# I_REFS + i in NAMES, native entries in _n_refs).
+REF_NAMES = ("clRetainContext", "clReleaseContext", "clRetainCommandQueue", "clReleaseCommandQueue",
+             "clRetainMemObject", "clReleaseMemObject", "clRetainProgram", "clReleaseProgram",
+             "clRetainKernel", "clReleaseKernel")
+NAMES += REF_NAMES
 
 
 cdef int32_t _status(int index, tuple args):
@@ -139,6 +147,46 @@ cdef int32_t e_retain_event(size_t event) noexcept with gil:
 
 cdef int32_t e_release_event(size_t event) noexcept with gil:
     return _on_handle(_n_release_event, False, I_RELEASE_EVENT, event)
+
+
+cdef int32_t e_retain_context(size_t h) noexcept with gil:
+    return _on_handle(_n_refs[0], False, I_REFS + 0, h)
+
+
+cdef int32_t e_release_context(size_t h) noexcept with gil:
+    return _on_handle(_n_refs[1], False, I_REFS + 1, h)
+
+
+cdef int32_t e_retain_queue(size_t h) noexcept with gil:
+    return _on_handle(_n_refs[2], False, I_REFS + 2, h)
+
+
+cdef int32_t e_release_queue(size_t h) noexcept with gil:
+    return _on_handle(_n_refs[3], False, I_REFS + 3, h)
+
+
+cdef int32_t e_retain_mem(size_t h) noexcept with gil:
+    return _on_handle(_n_refs[4], False, I_REFS + 4, h)
+
+
+cdef int32_t e_release_mem(size_t h) noexcept with gil:
+    return _on_handle(_n_refs[5], False, I_REFS + 5, h)
+
+
+cdef int32_t e_retain_program(size_t h) noexcept with gil:
+    return _on_handle(_n_refs[6], False, I_REFS + 6, h)
+
+
+cdef int32_t e_release_program(size_t h) noexcept with gil:
+    return _on_handle(_n_refs[7], False, I_REFS + 7, h)
+
+
+cdef int32_t e_retain_kernel(size_t h) noexcept with gil:
+    return _on_handle(_n_refs[8], False, I_REFS + 8, h)
+
+
+cdef int32_t e_release_kernel(size_t h) noexcept with gil:
+    return _on_handle(_n_refs[9], False, I_REFS + 9, h)
 
 
 cdef int32_t e_wait(uint32_t n, size_t events) noexcept with gil:
@@ -271,6 +319,11 @@ def addresses():
         "clGetEventInfo": <size_t>e_event_info, "clEnqueueCopyBuffer": <size_t>e_copy,
         "clEnqueueFillBuffer": <size_t>e_fill, "clEnqueueMarkerWithWaitList": <size_t>e_marker,
         "clEnqueueBarrierWithWaitList": <size_t>e_barrier,
+        "clRetainContext": <size_t>e_retain_context, "clReleaseContext": <size_t>e_release_context,
+        "clRetainCommandQueue": <size_t>e_retain_queue, "clReleaseCommandQueue": <size_t>e_release_queue,
+        "clRetainMemObject": <size_t>e_retain_mem, "clReleaseMemObject": <size_t>e_release_mem,
+        "clRetainProgram": <size_t>e_retain_program, "clReleaseProgram": <size_t>e_release_program,
+        "clRetainKernel": <size_t>e_retain_kernel, "clReleaseKernel": <size_t>e_release_kernel,
     }
 
 
@@ -309,6 +362,8 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
     _n_finish = <handle_fn><size_t>addresses["clFinish"]
     _n_wait = <wait_fn><size_t>addresses["clWaitForEvents"]
     _prime_ndrange = prime_ndrange
+    for i, name in enumerate(REF_NAMES):         # (the traced set may lack them: Python answers)
+        _n_refs[i] = <handle_fn><size_t>addresses.get(name, 0)
 
 
 # The argument kinds (pyplat/api/_entry_points.py) each C entry above is written for: an entry is
@@ -327,3 +382,4 @@ KINDS = {
     "clEnqueueMarkerWithWaitList": ("ptr", "u32", "ptr", "ptr"),
     "clEnqueueBarrierWithWaitList": ("ptr", "u32", "ptr", "ptr"),
 }
+KINDS.update({name: ("ptr",) for name in REF_NAMES})

@@ -1,9 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The API layer's native module: its one handle table, and the native fast path --
 clEnqueueNDRangeKernel, clSetKernelArg, clRetainEvent, clReleaseEvent, clFlush, clFinish,
-clWaitForEvents, clGetEventInfo, and (native_commands.pxi) the small buffer commands, markers and
-barriers answered
-in C without the GIL (docs/runtime.md, "Fast path"). These are
+clWaitForEvents, clGetEventInfo, (native_commands.pxi) the small buffer commands, markers and
+barriers, and (native_refs.pxi) clRetain*/clRelease* of contexts, queues, memory objects,
+programs and kernels, answered in C without the GIL (docs/runtime.md, "Fast path"). These are
 implementations of OpenCL entry points; they use the runtime only through its C interface
 (pyplat/runtime/_sched.pxd: commands, queues' ordering cores, launch plans, holds).
 
@@ -89,6 +89,8 @@ cdef struct hent_t:
     void *ptr                     # a reference: qcore_t (queues), kslot_t (kernels), cmd_t (events),
                                   # nmem_t (buffers); NULL for other kinds and when the fast path is off
     size_t context                # id of the core context (queues, events)
+    long api_refs                 # the application's references, counted here (native_refs.pxi);
+                                  # 0: counted by the core object alone
     PyObject *obj                 # owned: the core object (NULL: a native event not yet adopted);
                                   # touched only holding the GIL
 
@@ -349,10 +351,12 @@ cdef void *native_ref(int kind, native) except? NULL:
     return ptr
 
 
-def new_handle(obj, int kind, native=None, context=None):
+def new_handle(obj, int kind, native=None, context=None, long api_refs=0):
     """A new handle of `kind` for the core object `obj` (the table keeps a reference to it):
     memory laid out as icd/pyplat_handle.h says. `native` is the fast path's object for a queue,
-    kernel or event (None: the Python entries answer for it), `context` their core context."""
+    kernel or event (None: the Python entries answer for it), `context` their core context;
+    `api_refs` 1: the object's creator reference is the application's, counted here from now on
+    (native_refs.pxi)."""
     cdef hent_t *e
     cdef pyplat_handle *h = <pyplat_handle *>hmem_new()
     if h == NULL:
@@ -371,6 +375,7 @@ def new_handle(obj, int kind, native=None, context=None):
     e = tab_insert(<size_t>h)
     e.kind, e.ptr, e.obj = kind, ptr, <PyObject *>obj
     e.context = 0 if context is None else id(context)
+    e.api_refs = api_refs
     pthread_mutex_unlock(&tab_lock)
     return <size_t>h
 
@@ -609,6 +614,9 @@ cdef int32_t n_retain_event(size_t h) noexcept nogil:
     if e != NULL and e.kind == PYPLAT_KIND_EVENT and e.flags == HF_NATIVE:
         (<nevent_t *>h).refs += 1
         r = CL_SUCCESS_
+    elif e != NULL and e.kind == PYPLAT_KIND_EVENT and e.api_refs > 0:    # (native_refs.pxi)
+        e.api_refs += 1
+        r = CL_SUCCESS_
     pthread_mutex_unlock(&tab_lock)
     return r
 
@@ -629,6 +637,9 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
             c, q, s.q = <cmd_t *>e.ptr, s.q, NULL
             tab_delete(e)
             bury(&s.h)
+    elif e != NULL and e.kind == PYPLAT_KIND_EVENT and e.api_refs > 1:    # (native_refs.pxi)
+        e.api_refs -= 1
+        r = CL_SUCCESS_
     pthread_mutex_unlock(&tab_lock)
     if c != NULL:
         cmd_decref(c)
@@ -638,6 +649,7 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
 
 
 include "native_waits.pxi"
+include "native_refs.pxi"
 
 
 cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept nogil:
@@ -702,7 +714,7 @@ def fast_path_entries():
             "clEnqueueCopyBuffer": <size_t><copy_fn>n_copy,
             "clEnqueueFillBuffer": <size_t><fill_fn>n_fill,
             "clEnqueueMarkerWithWaitList": <size_t><marker_fn>n_marker,
-            "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier}
+            "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries()}
 
 
 def handle_layout():

@@ -73,7 +73,7 @@ def clCreateContext(properties, num_devices, devices, pfn_notify, user_data, err
         if not any(c is d for c in chosen):       # duplicates are ignored (spec)
             chosen.append(d)
     context = Context(platform, chosen, raw, _notify_callable(pfn_notify, user_data), interop)
-    return context_handle(context)
+    return handles.created(context, handles.CONTEXT)
 
 
 @entry
@@ -87,21 +87,21 @@ def clCreateContextFromType(properties, device_type, pfn_notify, user_data, errc
     chosen = [d for d in matching if d.unavailable is None]
     check(chosen, cl.CL_DEVICE_NOT_AVAILABLE, f"{matching[0].name} is unusable: {matching[0].unavailable}")
     context = Context(platform, chosen, raw, _notify_callable(pfn_notify, user_data), interop)
-    return context_handle(context)
+    return handles.created(context, handles.CONTEXT)
 
 
 @entry
 def clRetainContext(context):
-    lookup_context(context).retain()
+    handles.retain(lookup_context(context))
 
 
 @entry
 def clReleaseContext(context):
-    lookup_context(context).release()
+    handles.release(lookup_context(context))
 
 
 CONTEXT_INFO = {
-    cl.CL_CONTEXT_REFERENCE_COUNT: (info.uint, lambda c: c.reference_count),
+    cl.CL_CONTEXT_REFERENCE_COUNT: (info.uint, handles.reference_count),
     cl.CL_CONTEXT_NUM_DEVICES: (info.uint, lambda c: c.num_devices),
     cl.CL_CONTEXT_DEVICES: (
         info.size_t_array, lambda c: [handles.handle_of(d, handles.DEVICE) for d in c.devices]),

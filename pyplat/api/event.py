@@ -29,7 +29,7 @@ def wait_list(num_events, event_list, context=None):
 def return_event(event, address):
     """Hand the command's event to the caller if asked for, else drop our reference."""
     if address:
-        ctypes.c_size_t.from_address(address).value = handles.handle_of(event, handles.EVENT)
+        ctypes.c_size_t.from_address(address).value = handles.created(event, handles.EVENT)
     else:
         event.release()
 
@@ -56,7 +56,7 @@ INFO = {
     cl.CL_EVENT_CONTEXT: (info.pointer, lambda e: handles.handle_of(e.context, handles.CONTEXT)),
     cl.CL_EVENT_COMMAND_TYPE: (info.uint, lambda e: e.command_type),
     cl.CL_EVENT_COMMAND_EXECUTION_STATUS: (info.int32, lambda e: e.status),
-    cl.CL_EVENT_REFERENCE_COUNT: (info.uint, lambda e: e.reference_count),
+    cl.CL_EVENT_REFERENCE_COUNT: (info.uint, handles.reference_count),
 }
 
 
@@ -69,7 +69,7 @@ def clGetEventInfo(event, param_name, param_value_size, param_value, param_value
 @entry
 def clCreateUserEvent(context, errcode_ret):
     ctx = handles.lookup(context, Context, cl.CL_INVALID_CONTEXT)
-    return handles.handle_of(UserEvent(ctx), handles.EVENT)
+    return handles.created(UserEvent(ctx), handles.EVENT)
 
 
 @entry
@@ -84,12 +84,12 @@ def clSetUserEventStatus(event, execution_status):
 
 @entry
 def clRetainEvent(event):
-    lookup_event(event).retain()
+    handles.retain(lookup_event(event))
 
 
 @entry
 def clReleaseEvent(event):
-    lookup_event(event).release()
+    handles.release(lookup_event(event))
 
 
 @entry

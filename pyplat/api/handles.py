@@ -15,7 +15,7 @@ import ctypes
 import os
 import threading
 
-from pyplat import cl
+from pyplat import cl, log
 from pyplat.api import _native
 
 MAGIC, DEAD = _native.MAGIC, _native.DEAD       # live and dead handles' magic numbers
@@ -51,7 +51,7 @@ native_of = None
 adopter = None
 
 
-def handle_of(obj, kind):
+def handle_of(obj, kind, _api_refs=0):
     """The handle of a core object, made on first use. 0 for None."""
     if obj is None:
         return 0
@@ -62,9 +62,41 @@ def handle_of(obj, kind):
         address = getattr(obj, HANDLE, 0)
         if not address:
             native = native_of(kind, obj) if native_of is not None else None
-            address = _native.new_handle(obj, kind, *(native or ()))
+            context = native[1] if native else None
+            address = _native.new_handle(obj, kind, native[0] if native else None, context, _api_refs)
             setattr(obj, HANDLE, address)
         return address
+
+
+def created(obj, kind):
+    """The handle of an object a creation entry just made, whose one reference is the
+    application's: from now on the application's references are counted in the handle table
+    (pyplat/api/native_refs.pxi), so that the native clRetain*/clRelease* answer them. Not while
+    PYPLAT_DEBUG=refcounts logs every retain and release of the core objects."""
+    return handle_of(obj, kind, 0 if log.on("refcounts") else 1)
+
+
+def retain(obj):
+    """clRetain*: one more application reference."""
+    address = getattr(obj, HANDLE, 0)
+    if not (address and _native.api_retain(address)):
+        obj.retain()
+
+
+def release(obj):
+    """clRelease*: one application reference fewer; the last one lets go of the core object's
+    reference held for them (which may destroy it and invalidate its handle)."""
+    address = getattr(obj, HANDLE, 0)
+    if not address or _native.api_release(address) != 1:
+        obj.release()
+
+
+def reference_count(obj):
+    """The spec's CL_*_REFERENCE_COUNT: the core object's count, with the one reference it holds
+    for the application's references replaced by their number."""
+    address = getattr(obj, HANDLE, 0)
+    api = _native.api_references(address) if address else 0
+    return obj.reference_count - (1 if api else 0) + api
 
 
 def forget(obj):

@@ -23,7 +23,7 @@ def clCreateKernel(program, kernel_name, errcode_ret):
     name = ctypes.string_at(kernel_name).decode("utf-8", errors="replace")
     kinfo = prog.result.kernels.get(name)
     check(kinfo is not None, cl.CL_INVALID_KERNEL_NAME, f"no kernel named {name!r}")
-    return handles.handle_of(Kernel(prog, kinfo), handles.KERNEL)
+    return handles.created(Kernel(prog, kinfo), handles.KERNEL)
 
 
 @entry
@@ -33,23 +33,23 @@ def clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret):
     infos = list(prog.result.kernels.values())
     if kernels:
         check(num_kernels >= len(infos), cl.CL_INVALID_VALUE, "num_kernels is too small")
-        handles.write_handles(kernels, [handles.handle_of(Kernel(prog, k), handles.KERNEL) for k in infos])
+        handles.write_handles(kernels, [handles.created(Kernel(prog, k), handles.KERNEL) for k in infos])
     info.write_uint(num_kernels_ret, len(infos))
 
 
 @entry
 def clCloneKernel(source_kernel, errcode_ret):
-    return handles.handle_of(lookup_kernel(source_kernel).clone(), handles.KERNEL)
+    return handles.created(lookup_kernel(source_kernel).clone(), handles.KERNEL)
 
 
 @entry
 def clRetainKernel(kernel):
-    lookup_kernel(kernel).retain()
+    handles.retain(lookup_kernel(kernel))
 
 
 @entry
 def clReleaseKernel(kernel):
-    lookup_kernel(kernel).release()
+    handles.release(lookup_kernel(kernel))
 
 
 @entry
@@ -78,7 +78,7 @@ def clSetKernelArg(kernel, arg_index, arg_size, arg_value):
 INFO = {
     cl.CL_KERNEL_FUNCTION_NAME: (info.string, lambda k: k.name),
     cl.CL_KERNEL_NUM_ARGS: (info.uint, lambda k: len(k.args)),
-    cl.CL_KERNEL_REFERENCE_COUNT: (info.uint, lambda k: k.reference_count),
+    cl.CL_KERNEL_REFERENCE_COUNT: (info.uint, handles.reference_count),
     cl.CL_KERNEL_CONTEXT: (info.pointer, lambda k: handles.handle_of(k.program.context, handles.CONTEXT)),
     cl.CL_KERNEL_PROGRAM: (info.pointer, lambda k: handles.handle_of(k.program, handles.PROGRAM)),
     cl.CL_KERNEL_ATTRIBUTES: (info.string, lambda k: k.info.attributes),

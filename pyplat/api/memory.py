@@ -49,7 +49,7 @@ def _create(context, properties, flags, size, host_ptr):
     check(bool(host_ptr) == wants_ptr, cl.CL_INVALID_HOST_PTR,
           "host_ptr must be given exactly when USE_HOST_PTR or COPY_HOST_PTR is set")
     buffer = Buffer(ctx, flags, size, host_ptr, flat if properties else [])
-    return handles.handle_of(buffer, handles.MEM)
+    return handles.created(buffer, handles.MEM)
 
 
 @entry
@@ -91,17 +91,17 @@ def clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, err
     inherited = p & (HOST_PTR | (0 if flags & ACCESS else ACCESS) | (0 if flags & HOST_ACCESS else HOST_ACCESS))
     sub = Buffer(parent.context, flags | inherited, size, parent.host_ptr + origin if parent.host_ptr else 0,
                  parent=parent, origin=origin)
-    return handles.handle_of(sub, handles.MEM)
+    return handles.created(sub, handles.MEM)
 
 
 @entry
 def clRetainMemObject(memobj):
-    lookup_buffer(memobj).retain()
+    handles.retain(lookup_buffer(memobj))
 
 
 @entry
 def clReleaseMemObject(memobj):
-    lookup_buffer(memobj).release()
+    handles.release(lookup_buffer(memobj))
 
 
 INFO = {
@@ -110,7 +110,7 @@ INFO = {
     cl.CL_MEM_SIZE: (info.size_t, lambda m: m.size),
     cl.CL_MEM_HOST_PTR: (info.pointer, lambda m: m.host_ptr),
     cl.CL_MEM_MAP_COUNT: (info.uint, lambda m: m.map_count),
-    cl.CL_MEM_REFERENCE_COUNT: (info.uint, lambda m: m.reference_count),
+    cl.CL_MEM_REFERENCE_COUNT: (info.uint, handles.reference_count),
     cl.CL_MEM_CONTEXT: (info.pointer, lambda m: handles.handle_of(m.context, handles.CONTEXT)),
     cl.CL_MEM_ASSOCIATED_MEMOBJECT: (info.pointer, lambda m: handles.handle_of(m.parent, handles.MEM)),
     cl.CL_MEM_OFFSET: (info.size_t, lambda m: m.origin),

@@ -27,7 +27,7 @@ def clCreateProgramWithSource(context, count, strings, lengths, errcode_ret):
         check(ptr, cl.CL_INVALID_VALUE, "an entry of strings is NULL")
         parts.append(ctypes.string_at(ptr, size) if size else ctypes.string_at(ptr))
     source = b"".join(parts).decode("utf-8", errors="replace")
-    return handles.handle_of(Program(ctx, source), handles.PROGRAM)
+    return handles.created(Program(ctx, source), handles.PROGRAM)
 
 
 @entry
@@ -63,7 +63,7 @@ def clCreateProgramWithBinary(context, num_devices, device_list, lengths, binari
     prog = Program(ctx, b["source"], binary_options=b["options"], devices=devices, package=b["package"],
                    ir_object=b["ir_object"], binary_type=b["binary_type"], device_objects=device_objects)
     prog.no_source = b["linked"]
-    return handles.handle_of(prog, handles.PROGRAM)
+    return handles.created(prog, handles.PROGRAM)
 
 
 def _objects_per_target(devices, parsed, statuses):
@@ -92,12 +92,12 @@ def _objects_per_target(devices, parsed, statuses):
 
 @entry
 def clRetainProgram(program):
-    lookup_program(program).retain()
+    handles.retain(lookup_program(program))
 
 
 @entry
 def clReleaseProgram(program):
-    lookup_program(program).release()
+    handles.release(lookup_program(program))
 
 
 def device_subset(prog, num_devices, device_list):
@@ -196,7 +196,7 @@ def clLinkProgram(context, num_devices, device_list, options, num_input_programs
         check(all(d in p.devices for d in devices), cl.CL_INVALID_OPERATION,
               "an input program has no compiled object or library for a device of device_list")
     prog = Program(ctx, "", devices=devices)
-    handle = handles.handle_of(prog, handles.PROGRAM)
+    handle = handles.created(prog, handles.PROGRAM)
     result = prog.link(devices, text, inputs)
     if pfn_notify:
         BUILD_NOTIFY(pfn_notify)(handle, user_data)
@@ -216,7 +216,7 @@ def _require_built(prog):
 
 
 INFO = {
-    cl.CL_PROGRAM_REFERENCE_COUNT: (info.uint, lambda p: p.reference_count),
+    cl.CL_PROGRAM_REFERENCE_COUNT: (info.uint, handles.reference_count),
     cl.CL_PROGRAM_CONTEXT: (info.pointer, lambda p: handles.handle_of(p.context, handles.CONTEXT)),
     cl.CL_PROGRAM_NUM_DEVICES: (info.uint, lambda p: len(p.devices)),
     cl.CL_PROGRAM_DEVICES: (info.size_t_array, lambda p: [handles.handle_of(d, handles.DEVICE) for d in p.devices]),

@@ -22,7 +22,7 @@ def _create(context, device, properties, property_list):
           cl.CL_INVALID_VALUE, "unknown queue properties")
     check(not properties & (cl.CL_QUEUE_ON_DEVICE | cl.CL_QUEUE_ON_DEVICE_DEFAULT),
           cl.CL_INVALID_QUEUE_PROPERTIES, "on-device queues are not supported")
-    return handles.handle_of(CommandQueue(ctx, dev, properties, property_list), handles.QUEUE)
+    return handles.created(CommandQueue(ctx, dev, properties, property_list), handles.QUEUE)
 
 
 @entry
@@ -49,20 +49,20 @@ def clCreateCommandQueueWithProperties(context, device, properties, errcode_ret)
 
 @entry
 def clRetainCommandQueue(command_queue):
-    lookup_queue(command_queue).retain()
+    handles.retain(lookup_queue(command_queue))
 
 
 @entry
 def clReleaseCommandQueue(command_queue):
     queue = lookup_queue(command_queue)
     queue.flush()
-    queue.release()
+    handles.release(queue)
 
 
 INFO = {
     cl.CL_QUEUE_CONTEXT: (info.pointer, lambda q: handles.handle_of(q.context, handles.CONTEXT)),
     cl.CL_QUEUE_DEVICE: (info.pointer, lambda q: handles.handle_of(q.device, handles.DEVICE)),
-    cl.CL_QUEUE_REFERENCE_COUNT: (info.uint, lambda q: q.reference_count),
+    cl.CL_QUEUE_REFERENCE_COUNT: (info.uint, handles.reference_count),
     cl.CL_QUEUE_PROPERTIES: (info.bitfield, lambda q: q.properties),
     cl.CL_QUEUE_PROPERTIES_ARRAY: (info.ulong_array, lambda q: q.property_list),
     cl.CL_QUEUE_SIZE: (info.uint, lambda q: _no_device_queue()),

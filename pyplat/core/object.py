@@ -10,7 +10,8 @@ class RefCounted:
     The count starts at 1 (the creator's reference). Objects that keep others alive (a queue its
     context, a kernel its program, a pending command its buffers) call ``retain`` on them and
     ``release`` in their own ``destroy``. Listeners (the API layer's handle registry) hear of
-    every destruction.
+    every destruction. The API layer may count the application's references itself and hold
+    one reference here for all of them (pyplat/api/native_refs.pxi).
     """
     destroy_listeners = []
 
