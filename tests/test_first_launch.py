@@ -176,3 +176,39 @@ def test_a_missing_or_released_argument_still_fails_the_launch(env):
     for m in (x, y):
         CL.clReleaseMemObject(m)
     CL.clReleaseCommandQueue(q)
+
+
+@pytest.mark.parametrize("logged", [False, True])
+def test_a_first_launch_holds_its_objects_once_each_until_it_finished(env, monkeypatch, capfd, logged):
+    """The plan's hold (taken by the first launch: Retained.retain, RefCounted.retain_all) adds
+    one reference to the program and to each buffer while the launch is pending, logged under
+    PYPLAT_DEBUG=refcounts like any retain, and clFinish gives them back."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    x, y = filled(ctx, q, np.arange(N)), make_buffer(ctx, 4 * N)
+    k = create_kernel(prog, b"axpb")
+    for i, value in enumerate((x, y, int_arg(2), int_arg(1))):
+        assert set_arg(k, i, value) == 0
+    assert CL.clFinish(q) == 0                         # (the write's references given back)
+    objects = [handles.peek(h) for h in (x, y)] + [handles.peek(k).program]
+    before = [o.reference_count for o in objects]
+    if logged:
+        monkeypatch.setenv("PYPLAT_DEBUG", "refcounts")
+        config.reload()
+    e = ctypes.c_int32()
+    user = CL.clCreateUserEvent(ctx, addr(e))
+    assert launch(q, k, N, waits=[user], want_event=False)[0] == 0
+    assert [o.reference_count for o in objects] == [n + 1 for n in before]
+    monkeypatch.delenv("PYPLAT_DEBUG", raising=False)
+    config.reload()
+    said = capfd.readouterr().err
+    assert ("retained" in said and "Buffer" in said) == logged
+    assert CL.clSetUserEventStatus(user, cl.CL_COMPLETE) == 0
+    assert CL.clFinish(q) == 0
+    assert [o.reference_count for o in objects] == before
+    assert np.array_equal(read(q, y, 4 * N, np.int32), 2 * np.arange(N) + 1)
+    CL.clReleaseEvent(user)
+    CL.clReleaseKernel(k)
+    for m in (x, y):
+        CL.clReleaseMemObject(m)
+    CL.clReleaseCommandQueue(q)
