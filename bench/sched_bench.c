@@ -214,7 +214,7 @@ int main(int argc, char **argv) {
         CHECK(clFinish(q));
         /* Each kernel's first launch is timed apart (enqueue only): platforms may prepare a
          * kernel object there (PoCL its code for the work-group size; PyPlat has built its
-         * launch plan when the last argument was set, and takes the plan's hold here), which is
+         * launch plan when the last argument was set; the first object checks the new sizes), which is
          * not the scheduling the loop below measures. */
         double tf = now_us();
         for (int j = 0; j < 32; j++)

@@ -176,3 +176,161 @@ def test_a_missing_or_released_argument_still_fails_the_launch(env):
     for m in (x, y):
         CL.clReleaseMemObject(m)
     CL.clReleaseCommandQueue(q)
+
+
+@pytest.mark.parametrize("logged", [False, True])
+def test_a_first_launch_holds_its_objects_once_each_until_it_finished(env, monkeypatch, capfd, logged):
+    """While the first launch is pending, the program and each buffer count one reference more
+    (an armed plan's pending launch, or under PYPLAT_DEBUG=refcounts the plan's hold: retains
+    logged like any), and clFinish gives them back."""
+    if logged:
+        monkeypatch.setenv("PYPLAT_DEBUG", "refcounts")
+        config.reload()
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    x, y = filled(ctx, q, np.arange(N)), make_buffer(ctx, 4 * N)
+    k = create_kernel(prog, b"axpb")
+    for i, value in enumerate((x, y, int_arg(2), int_arg(1))):
+        assert set_arg(k, i, value) == 0
+    assert CL.clFinish(q) == 0                         # (the write's references given back)
+    objects = [handles.peek(h) for h in (x, y)] + [handles.peek(k).program]
+    before = [o.reference_count for o in objects]
+    capfd.readouterr()
+    e = ctypes.c_int32()
+    user = CL.clCreateUserEvent(ctx, addr(e))
+    assert launch(q, k, N, waits=[user], want_event=False)[0] == 0
+    assert [o.reference_count for o in objects] == [n + 1 for n in before]
+    monkeypatch.delenv("PYPLAT_DEBUG", raising=False)
+    config.reload()
+    said = capfd.readouterr().err
+    assert ("retained" in said and "Buffer" in said) == logged
+    assert CL.clSetUserEventStatus(user, cl.CL_COMPLETE) == 0
+    assert CL.clFinish(q) == 0
+    assert [o.reference_count for o in objects] == before
+    assert np.array_equal(read(q, y, 4 * N, np.int32), 2 * np.arange(N) + 1)
+    CL.clReleaseEvent(user)
+    CL.clReleaseKernel(k)
+    for m in (x, y):
+        CL.clReleaseMemObject(m)
+    CL.clReleaseCommandQueue(q)
+
+
+@pytest.fixture
+def primes():
+    """The calls the native clEnqueueNDRangeKernel makes into Python (prime_ndrange) meanwhile."""
+    from pyplat.api import _entries, bridge, enqueue
+    calls = []
+
+    def counting(*args):
+        calls.append(args)
+        return enqueue.prime_ndrange(*args)
+    _entries.use_fast_path(bridge._native_entries, counting, enqueue.prime_command)
+    yield calls
+    _entries.use_fast_path(bridge._native_entries, enqueue.prime_ndrange, enqueue.prime_command)
+
+
+def test_sizes_validated_for_one_object_serve_the_others_natively(env, primes):
+    """A kernel object whose plan holds (a launch pending) launched with sizes validated for
+    another object of the kernel since: answered natively, with the right result."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    x, y, z = filled(ctx, q, np.arange(N)), make_buffer(ctx, 4 * N), make_buffer(ctx, 4 * N)
+    held, other = create_kernel(prog, b"axpb"), create_kernel(prog, b"axpb")
+    for k, out in ((held, y), (other, z)):
+        for i, value in enumerate((x, out, int_arg(2), int_arg(1))):
+            assert set_arg(k, i, value) == 0
+    e = ctypes.c_int32()
+    user = CL.clCreateUserEvent(ctx, addr(e))
+    first, second = 8, 24                             # sizes no other test of the module uses
+    assert launch(q, held, first, waits=[user], want_event=False)[0] == 0   # its plan holds now
+    result, _ = run(q, other, z, n=second)            # these sizes validated, for `other`
+    assert np.array_equal(result, 2 * np.arange(second) + 1)
+    del primes[:]
+    assert launch(q, held, second, want_event=False)[0] == 0
+    assert primes == []                               # no Python: the kernel's sizes were taken
+    assert CL.clSetUserEventStatus(user, cl.CL_COMPLETE) == 0
+    assert np.array_equal(read(q, y, 4 * second, np.int32), 2 * np.arange(second) + 1)
+    CL.clReleaseEvent(user)
+    for k in (held, other):
+        CL.clReleaseKernel(k)
+    for m in (x, y, z):
+        CL.clReleaseMemObject(m)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_the_kernels_sizes_are_not_taken_by_an_object_whose_local_memory_does_not_fit(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    y = make_buffer(ctx, 4 * N)
+    small, large = create_kernel(prog, b"scaled"), create_kernel(prog, b"scaled")
+    too_much = handles.peek(q).device.local_mem_size + 4
+    for k, local_bytes in ((small, 4 * 16), (large, too_much)):
+        assert set_arg(k, 0, y) == 0
+        assert CL.clSetKernelArg(k, 1, local_bytes, 0) == 0
+        assert set_arg(k, 2, int_arg(3)) == 0
+    result, _ = run(q, small, y, local=16)
+    assert np.array_equal(result.reshape(-1, 16), 3 * np.arange(N).reshape(-1, 16)[:, ::-1])
+    assert launch(q, large, N, local=16, want_event=False)[0] == cl.CL_OUT_OF_RESOURCES
+    for k in (small, large):
+        CL.clReleaseKernel(k)
+    CL.clReleaseMemObject(y)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_a_first_launch_of_a_new_object_of_a_launched_kernel_needs_no_python(env, primes):
+    """Its plan is armed when the last argument is set: the launch starts without the hold's
+    retains, and nothing is left after clFinish."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    x, y = filled(ctx, q, np.arange(N)), make_buffer(ctx, 4 * N)
+    size = 40                                          # validated last for the kernel, below
+    launched = create_kernel(prog, b"axpb")
+    for i, value in enumerate((x, y, int_arg(1), int_arg(0))):
+        assert set_arg(launched, i, value) == 0
+    run(q, launched, y, n=size)
+    assert CL.clFinish(q) == 0
+    k = create_kernel(prog, b"axpb")
+    for i, value in enumerate((x, y, int_arg(4), int_arg(3))):
+        assert set_arg(k, i, value) == 0
+    mem = handles.peek(y)
+    refs = mem.reference_count
+    del primes[:]
+    assert launch(q, k, size, want_event=False)[0] == 0
+    assert primes == []                                # answered natively, first time
+    assert np.array_equal(read(q, y, 4 * size, np.int32), 4 * np.arange(size) + 3)
+    assert CL.clFinish(q) == 0
+    assert mem.reference_count == refs                 # (counted while pending: the test above)
+    for obj in (launched, k):
+        CL.clReleaseKernel(obj)
+    for m in (x, y):
+        CL.clReleaseMemObject(m)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_a_buffer_released_under_an_armed_plan(env):
+    """Released with a launch pending, it lives until the launch finished; released with none,
+    it goes at once and the next launch of the kernel object reports it."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    x = filled(ctx, q, np.arange(N))
+    assert CL.clFinish(q) == 0
+    for pending in (True, False):
+        y = make_buffer(ctx, 4 * N)
+        k = create_kernel(prog, b"axpb")
+        for i, value in enumerate((x, y, int_arg(1), int_arg(1))):
+            assert set_arg(k, i, value) == 0
+        mem = handles.peek(y)
+        e = ctypes.c_int32()
+        user = CL.clCreateUserEvent(ctx, addr(e))
+        if pending:
+            assert launch(q, k, N, waits=[user], want_event=False)[0] == 0
+        assert CL.clReleaseMemObject(y) == 0
+        assert mem.reference_count == (1 if pending else 0)   # kept by the pending launch only
+        assert CL.clSetUserEventStatus(user, cl.CL_COMPLETE) == 0
+        assert CL.clFinish(q) == 0
+        assert mem.reference_count == 0
+        assert launch(q, k, N, want_event=False)[0] == cl.CL_INVALID_KERNEL_ARGS
+        CL.clReleaseEvent(user)
+        CL.clReleaseKernel(k)
+    CL.clReleaseMemObject(x)
+    CL.clReleaseCommandQueue(q)

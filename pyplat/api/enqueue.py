@@ -482,7 +482,7 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
         except CLError:
             return False
         primed = True
-    if not plan.holding:
+    if not plan.holding and not plan.armed:   # (an armed plan launches without its hold)
         if not plan.hold():                 # an argument was released: the Python path says so
             k.drop_plan()
             return False
@@ -573,7 +573,7 @@ def _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, l
         if len(k.geometry_cache) >= 64:
             k.geometry_cache.clear()
         k.geometry_cache[key] = geometry
-        k.shape.remember_launch(device, work_dim, key[2], key[3], geometry)
+    k.shape.remember_launch(device, work_dim, key[2], key[3], geometry)   # (the kernel's latest)
     global_size, local, offset, empty = geometry
     plan = k.plan(device.memory_space)
     if plan.scratch_size > device.local_mem_size:

@@ -2,11 +2,12 @@
 import ctypes
 import struct
 
+from pyplat import log
 from pyplat.core import migration
-from pyplat.core.object import RefCounted
+from pyplat.core.object import RefCounted, arm_plan, disarm_plan
 from pyplat.core.queue import STDOUT, Retained, merged_accesses
 from pyplat.devices.spaces import HOST as HOST_SPACE
-from pyplat.runtime.graph import LaunchPlan
+from pyplat.runtime.graph import KernelSizes, LaunchPlan
 
 
 _pack_address = struct.Struct("<Q").pack_into
@@ -28,7 +29,7 @@ class LaunchShape:
     argument block's layout (see Kernel.snapshot), which arguments the kernel writes through, and
     the launch sizes validated per device (api/enqueue.py), the latest of which a new object's
     first plan is told (Kernel.prepare_plan)."""
-    __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "geometries", "last_launch")
+    __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "geometries", "last_launch", "sizes")
 
     def __init__(self, info):
         n = len(info.args)
@@ -47,14 +48,18 @@ class LaunchShape:
                                  for arg in info.args)
         self.geometries = {}
         self.last_launch = None
+        self.sizes = KernelSizes()    # the same, natively: what a plan without them takes on a launch
 
     def remember_launch(self, device, work_dim, global_request, local_request, result):
         """A launch geometry the API layer validated on `device` (the request's size_t arrays as
         bytes; result: (global size, local size, offset, empty)), for plans made before their
         first launch."""
-        self.last_launch = (device, work_dim, ctypes.create_string_buffer(global_request, len(global_request)),
-                            ctypes.create_string_buffer(local_request, len(local_request))
-                            if local_request else None, result)
+        global_copy = ctypes.create_string_buffer(global_request, len(global_request))
+        local_copy = ctypes.create_string_buffer(local_request, len(local_request)) if local_request else None
+        self.last_launch = (device, work_dim, global_copy, local_copy, result)
+        global_size, local, _, empty = result
+        self.sizes.remember(device, device.local_mem_size, work_dim, ctypes.addressof(global_copy),
+                            ctypes.addressof(local_copy) if local_copy is not None else 0, global_size, local, empty)
 
 
 class Kernel(RefCounted):
@@ -102,6 +107,8 @@ class Kernel(RefCounted):
         if not self._fast or self.slot is None or self.released_arg() is not None:
             return                    # (a released buffer: the launch reports it)
         plan = self.plan()
+        if not log.on("refcounts"):          # (refcounts: every retain of the hold is seen)
+            arm_plan(plan)
         last = self.shape.last_launch
         if last is not None and plan.scratch_size <= last[0].local_mem_size:
             device, work_dim, global_request, local_request, (global_size, local, _, empty) = last
@@ -140,6 +147,7 @@ class Kernel(RefCounted):
 
     def drop_plan(self):
         self._sync()
+        self._disarm()
         self._plan = None
         self._space_plans = {}
         if self.slot is not None:
@@ -195,7 +203,8 @@ class Kernel(RefCounted):
             plan = LaunchPlan(self.info.address, block, len(self.args), local_cells,
                               scratch_size, Retained([self.program] + buffers),
                               self.program.result, merged_accesses(self.accesses()),
-                              self.program.context, self.shape.value_sizes, self.name)
+                              self.program.context, self.shape.value_sizes, self.name,
+                              self.shape.sizes if space.shares_host else None)
             if not space.shares_host:
                 self._space_plans[space] = plan
                 return plan
@@ -262,6 +271,14 @@ class Kernel(RefCounted):
         """Bytes of __local arguments set so far (unset arguments count nothing)."""
         return sum((a[1] + 127) & ~127 for a in self.args if a is not None and a[0] == "local")
 
+    def _disarm(self):
+        plan = self._plan
+        if plan is not None:
+            root = plan if plan.root is None else plan.root
+            if root.armed:
+                disarm_plan(root)
+
     def destroy(self):
+        self._disarm()
         self.program.kernel_count -= 1
         self.program.release()

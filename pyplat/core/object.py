@@ -14,6 +14,7 @@ class RefCounted:
     one reference here for all of them (pyplat/api/native_refs.pxi).
     """
     destroy_listeners = []
+    _armed = None          # {id: launch plan} armed on this object (arm_plan below)
 
     def __init__(self):
         self._refcount = 1
@@ -21,7 +22,12 @@ class RefCounted:
 
     @property
     def reference_count(self):
-        return self._refcount
+        """Its references, one more for each armed launch plan with launches pending (they hold
+        it as a plan's hold would, without retaining it: arm_plan)."""
+        count = self._refcount
+        if self._armed:
+            count += sum(1 for plan in list(self._armed.values()) if plan.armed_pending)
+        return count
 
     def retain(self):
         with self._ref_lock:
@@ -31,11 +37,36 @@ class RefCounted:
             log.say("refcounts", f"{type(self).__name__} {id(self):#x} retained: {count}")
         return self
 
+    @staticmethod
+    def retain_all(objects):
+        """retain() each of `objects`, asking once whether PYPLAT_DEBUG logs reference counts
+        (log.on reads the environment: ~1.4 µs a question; a launch plan's hold retains its
+        program and buffers on a kernel object's first launch)."""
+        if log.on("refcounts"):
+            for obj in objects:
+                obj.retain()
+            return
+        for obj in objects:
+            if type(obj).retain is RefCounted.retain:
+                with obj._ref_lock:
+                    obj._refcount += 1
+            else:
+                obj.retain()
+
     def release(self):
-        with self._ref_lock:
-            self._refcount -= 1
-            count = self._refcount
-            last = count == 0
+        while True:
+            if self._armed and self._refcount == 1:
+                # the last reference: plans armed on it launch no more without retaining it,
+                # and those with launches pending retain it now (it goes when they finished)
+                for plan in list(self._armed.values()):
+                    disarm_plan(plan)
+            with self._ref_lock:
+                if self._armed and self._refcount == 1:
+                    continue              # (another thread's release came between: again)
+                self._refcount -= 1
+                count = self._refcount
+                last = count == 0
+                break
         if log.on("refcounts"):
             log.say("refcounts", f"{type(self).__name__} {id(self):#x} released: {count}"
                                  + (", destroyed" if last else ""))
@@ -47,3 +78,24 @@ class RefCounted:
 
     def destroy(self):
         """Called once when the last reference goes; release what this object holds."""
+
+
+def arm_plan(plan):
+    """Let a kernel's launch plan (runtime LaunchPlan) start launches natively without taking its
+    hold, whose references would cost a Python call on the kernel object's first launch: its
+    objects (plan.retained: the program, the buffers; the plan keeps them alive) count its
+    pending launches in reference_count instead, and the last release of one disarms it first.
+    The kernel disarms it when it drops the plan."""
+    for obj in plan.retained.objects:
+        if obj._armed is None:
+            obj._armed = {}
+        obj._armed[id(plan)] = plan
+    plan.arm()
+
+
+def disarm_plan(plan):
+    """Undo arm_plan: launches take the plan's hold again, and those pending get its references."""
+    plan.disarm()
+    for obj in plan.retained.objects:
+        if obj._armed:
+            obj._armed.pop(id(plan), None)

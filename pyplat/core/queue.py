@@ -49,8 +49,7 @@ class Retained:
         for obj in objects:
             if obj.reference_count <= 0:
                 return False
-        for obj in objects:
-            obj.retain()
+        RefCounted.retain_all(objects)
         return True
 
     def release(self):

@@ -191,6 +191,8 @@ cdef struct hold_t:              # Python references held for native users ("Hol
     pthread_mutex_t *lock        # the owning struct's mutex guards the fields
     long users                   # native users: launches pending, native events alive
     int held                     # the take hook succeeded on refs, the drop hook not called yet
+    int armed                    # (launch plans) users may come without refs held: the layer
+                                 # above keeps the objects alive and counts them (LaunchPlan.arm)
     int reap_queued              # on the reap list (only ever while held)
     PyObject *owner              # a reference while held: keeps the owning struct alive too
     PyObject *refs               # a reference while held: what the hooks take and drop
@@ -214,6 +216,18 @@ cdef struct qcore_t:             # a queue's ordering state (QueueCore)
     long sync_cap
     long sync_used
     hold_t events                # for its native events; owner: the CommandQueue
+
+cdef struct sizes_t:             # a kernel's sizes validated last (KernelSizes), which its
+                                 # objects' plans take when their own do not match a launch
+    pthread_mutex_t lock
+    long refs
+    size_t device                # 0: none yet
+    size_t local_mem             # the device's local memory: a plan whose scratch fits may take them
+    int dim
+    int flags
+    int empty
+    uint64_t req[6]
+    uint64_t out[6]
 
 cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
     pthread_mutex_t lock         # a root plan's: guards its hold and the geometry caches of it
@@ -244,6 +258,7 @@ cdef struct plan_t:              # a kernel launch plan (LaunchPlan)
     hold_t *hold                 # the hold its launches use: its own, or its root's if derived
     plan_t *parent               # derived plans (a by-value argument changed natively): the
                                  # root plan they copy, whose objects and hold they share
+    sizes_t *sizes               # its kernel's (a reference; NULL: none)
 
 
 # --- reference counts (inline: one atomic each; freeing is a call) -----------------------------

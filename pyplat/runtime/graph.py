@@ -18,7 +18,8 @@ fires the C callbacks due, notifies every command on the notify list through its
 """
 from pyplat.runtime._sched import (COMPLETE, KIND_COPY, KIND_FILL, KIND_NATIVE, KIND_NDRANGE,  # noqa: F401
                                    KIND_NOP, KIND_PY, KIND_RECT, KIND_USER, QUEUED, RUNNING, SUBMITTED,
-                                   ORDER_AUTO, ORDER_OUT_OF_ORDER, ORDER_SERIAL, Command, LaunchPlan,
+                                   ORDER_AUTO, ORDER_OUT_OF_ORDER, ORDER_SERIAL, Command, KernelSizes,
+                                   LaunchPlan,
                                    QueueCore, QueueTracker, launch_kernel, now_ns, reap, set_hold_hooks)
 from pyplat.runtime import trace
 

@@ -16,9 +16,52 @@ cdef inline void rebase_argv(char *block, int n_args, const char *old) noexcept 
         argv[j] += delta
 
 
+cdef void sizes_decref(sizes_t *s) noexcept nogil:
+    if s != NULL and pp_add(&s.refs, -1) == 0:
+        pthread_mutex_destroy(&s.lock)
+        free(s)
+
+
+cdef class KernelSizes:
+    """The sizes validated last for a kernel (one program build, one kernel name) on a device,
+    shared natively by the plans of all its objects (LaunchPlan's `sizes`): a plan asked for a
+    launch of other sizes than its own takes these when they match and its local memory fits
+    the device's, so the first launch of a new object of a launched kernel needs no Python.
+    Only the Python path's validation writes them (remember)."""
+    cdef sizes_t *s
+
+    def __cinit__(self):
+        self.s = <sizes_t *>calloc(1, sizeof(sizes_t))
+        if self.s == NULL:
+            raise MemoryError()
+        pthread_mutex_init(&self.s.lock, NULL)
+        self.s.refs = 1
+
+    def __dealloc__(self):
+        sizes_decref(self.s)
+
+    def remember(self, device, size_t local_mem, int work_dim, size_t global_size, size_t local_size,
+                 result_global, result_local, bint empty):
+        """As LaunchPlan.remember_geometry, for every plan of the kernel; local_mem: the
+        device's local memory size."""
+        cdef uint64_t req[6]
+        cdef uint64_t out[6]
+        cdef int flags, d
+        geometry_request(work_dim, global_size, local_size, req, &flags)
+        for d in range(3):
+            out[d], out[3 + d] = result_global[d], result_local[d]
+        pthread_mutex_lock(&self.s.lock)
+        memcpy(self.s.req, req, sizeof(req))
+        memcpy(self.s.out, out, sizeof(out))
+        self.s.flags, self.s.empty, self.s.dim = flags, empty, work_dim
+        self.s.device, self.s.local_mem = id(device), local_mem
+        pthread_mutex_unlock(&self.s.lock)
+
+
 cdef void plan_decref(plan_t *p) noexcept nogil:
     if pp_add(&p.refs, -1) != 0:
         return
+    sizes_decref(p.sizes)
     free(p.args)
     free(p.value_sizes)
     free(p.cells)
@@ -67,6 +110,9 @@ cdef plan_t *plan_derive(plan_t *p, uint32_t index, size_t value, uint64_t size)
     c.refs = 1
     plan_incref(root)
     c.parent, c.hold = root, root.hold
+    c.sizes = p.sizes
+    if c.sizes != NULL:
+        pp_add(&c.sizes.refs, 1)
     return c
 
 
@@ -81,6 +127,24 @@ cdef inline void geometry_request(int work_dim, size_t global_size, size_t local
         out[d] = (<size_t *>global_size)[d]
         if local_size:
             out[3 + d] = (<size_t *>local_size)[d]
+
+
+cdef int take_kernel_sizes(plan_t *p, size_t device, int work_dim, uint64_t *req, int flags) noexcept nogil:
+    """(p.hold.lock held) Make the kernel's sizes validated last p's own if they are this
+    request on this device and p's local memory fits the device's: 1 if taken."""
+    cdef sizes_t *s = p.sizes
+    cdef int ok = 0
+    if s == NULL:
+        return 0
+    pthread_mutex_lock(&s.lock)
+    if (s.device == device and s.dim == work_dim and s.flags == flags and p.scratch_size <= s.local_mem
+            and memcmp(req, s.req, sizeof(s.req)) == 0):
+        memcpy(p.geo_in, s.req, sizeof(s.req))
+        memcpy(p.geo_out, s.out, sizeof(s.out))
+        p.geo_dim, p.geo_flags, p.geo_empty, p.geo_device = work_dim, flags, s.empty, device
+        ok = 1
+    pthread_mutex_unlock(&s.lock)
+    return ok
 
 
 cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, size_t local_size,
@@ -101,9 +165,9 @@ cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, 
             return -1
     pthread_mutex_lock(p.hold.lock)
     if (work_dim != p.geo_dim or device != p.geo_device or flags != p.geo_flags
-            or memcmp(req, p.geo_in, sizeof(req)) != 0):
+            or memcmp(req, p.geo_in, sizeof(req)) != 0) and not take_kernel_sizes(p, device, work_dim, req, flags):
         r = -1
-    elif not p.hold.held:
+    elif not p.hold.held and not p.hold.armed:
         r = 0
     else:
         p.hold.users += 1
@@ -155,11 +219,11 @@ cdef class LaunchPlan:
     the plan starts holding, released by the reaper once nothing is pending). It also caches the
     last launch geometry the Python path validated, which the native fast path accepts."""
     def __init__(self, size_t fn, bytes block, int n_args, local_cells, size_t scratch_size, retained,
-                 code, accesses, context, value_sizes=(), name=""):
+                 code, accesses, context, value_sizes=(), name="", KernelSizes sizes=None):
         """block: the argument block, whose argv entries (the first n_args 64-bit words) hold
         the offsets of the values in the block (core/kernel.py, Kernel.snapshot); value_sizes:
         per argument, its size if passed by value, else 0 (n_setarg compares those); name: the
-        kernel's, for fault reports."""
+        kernel's, for fault reports; sizes: its kernel's KernelSizes."""
         cdef plan_t *p = <plan_t *>calloc(1, sizeof(plan_t))
         cdef size_t args_size = len(block)
         cdef int j
@@ -196,6 +260,9 @@ cdef class LaunchPlan:
         encoded = name.encode("utf-8", "replace")[:sizeof(p.name) - 1]
         memcpy(p.name, <char *>encoded, len(encoded))
         self.retained, self.code, self.context = retained, code, context
+        if sizes is not None:
+            p.sizes = sizes.s
+            pp_add(&p.sizes.refs, 1)
 
     def __dealloc__(self):
         if self.p != NULL:
@@ -207,7 +274,41 @@ cdef class LaunchPlan:
 
     @property
     def holding(self):
-        return bool(self.p.hold.held)
+        """Whether its objects are kept for launches now: held, or armed with launches pending."""
+        return bool(self.p.hold.held) or (bool(self.p.hold.armed) and self.p.hold.users > 0)
+
+    @property
+    def armed(self):
+        return bool(self.p.hold.armed)
+
+    @property
+    def armed_pending(self):
+        """Armed, launches pending and no references held: its objects count one more each."""
+        cdef int r
+        pthread_mutex_lock(self.p.hold.lock)
+        r = self.p.hold.armed and self.p.hold.users > 0 and not self.p.hold.held
+        pthread_mutex_unlock(self.p.hold.lock)
+        return bool(r)
+
+    def arm(self):
+        """Let launches start without the hold's references (GIL held): the caller keeps the
+        objects alive and has them count this plan's pending launches (core/object.py,
+        arm_plan), and disarms it before one of them could go."""
+        pthread_mutex_lock(self.p.hold.lock)
+        self.p.hold.armed = 1
+        pthread_mutex_unlock(self.p.hold.lock)
+
+    def disarm(self):
+        """Launches need the hold again; those pending get its references now (GIL held)."""
+        cdef LaunchPlan owner = self if self.root is None else self.root
+        cdef long users
+        cdef int was
+        pthread_mutex_lock(self.p.hold.lock)
+        was, users = self.p.hold.armed, self.p.hold.users
+        self.p.hold.armed = 0
+        pthread_mutex_unlock(self.p.hold.lock)
+        if was and users > 0:
+            hold_acquire(self.p.hold, owner, owner.retained)
 
     def hold(self):
         """Hold the plan's objects (`retained`, through the hold hooks) for launches to start;
