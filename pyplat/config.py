@@ -262,9 +262,19 @@ def check(name):
     return now.value
 
 
+_reload_hooks = []
+
+
+def on_reload(fn):
+    """Call fn() on every `reload` (modules that keep a knob's value at hand: pyplat/log.py)."""
+    _reload_hooks.append(fn)
+
+
 def reload():
     """Forget every parse (tests: the next read parses, and reports, afresh)."""
     _readings.clear()
+    for fn in _reload_hooks:
+        fn()
 
 
 def describe():

@@ -5,9 +5,9 @@ the code by name and the reason), `warn`, `build` (each program build: target, t
 or not), `cache` (the compiled-program cache: hits, misses, stores), `memory` (transfers between
 memory spaces), `events` (each command queued, and how it ended; the native fast path of kernel
 launches is off while it is on, so that every launch is seen), `refcounts` (every retain and
-release of an object), and `all`. Off by default. Each place that logs asks `on(category)` first, so a
-category that is off costs one dictionary lookup and a comparison (config.value's), and nothing
-is formatted. Like config, this module imports nothing of PyPlat's layers: all of them use it.
+release of an object), and `all`. Off by default. Each place that logs asks `on(category)` first:
+the categories are read from the environment once (and again after config.reload()), so a check
+is one set lookup, and nothing is formatted when the category is off. Like config, this module imports nothing of PyPlat's layers: all of them use it.
 """
 import sys
 import threading
@@ -15,11 +15,29 @@ import threading
 from pyplat import config
 
 _write = threading.Lock()
+_categories = None                 # PYPLAT_DEBUG's value, once read
 
 
 def on(category):
     """Whether PYPLAT_DEBUG asks for `category`."""
-    return category in config.value("PYPLAT_DEBUG")
+    categories = _categories
+    if categories is None:
+        categories = _read()
+    return category in categories
+
+
+def _read():
+    global _categories
+    _categories = config.value("PYPLAT_DEBUG")
+    return _categories
+
+
+def _forget():
+    global _categories
+    _categories = None
+
+
+config.on_reload(_forget)
 
 
 def say(category, message):
