@@ -391,3 +391,27 @@ def test_native_commands_from_several_c_threads(run_with_pyplat, tmp_path):
         r = run_with_pyplat([exe], env=env)
         assert r.returncode == 0, r.stdout + r.stderr
         assert r.stdout.split() == ["0"] + [str(t * 100000 + 1999) for t in range(4)], r.stdout + r.stderr
+
+
+def test_buffer_size_and_flags_are_answered_natively():
+    """clGetMemObjectInfo(CL_MEM_SIZE / CL_MEM_FLAGS) of a buffer (pyopencl's Buffer.size reads
+    it) comes from its native record, with Python's answer; other queries and errors stay
+    Python's."""
+    ctx, dev = make_context()
+    flags = cl.CL_MEM_READ_ONLY | cl.CL_MEM_ALLOC_HOST_PTR
+    buf = make_buffer(ctx, 4096, flags)
+    info_fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint64,
+                               ctypes.c_size_t, ctypes.c_size_t)(_native.fast_path_entries()["clGetMemObjectInfo"])
+    for param, want in ((cl.CL_MEM_SIZE, 4096), (cl.CL_MEM_FLAGS, flags)):
+        for call in (info_fn, CL.clGetMemObjectInfo):
+            v, n = ctypes.c_uint64(0), ctypes.c_size_t(0)
+            assert call(buf, param, 8, addr(v), addr(n)) == 0
+            assert (v.value, n.value) == (want, 8)
+    short = ctypes.c_uint32()
+    assert info_fn(buf, cl.CL_MEM_SIZE, 4, addr(short), 0) == _native.DEFER
+    assert CL.clGetMemObjectInfo(buf, cl.CL_MEM_SIZE, 4, addr(short), 0) == cl.CL_INVALID_VALUE
+    assert info_fn(buf, cl.CL_MEM_TYPE, 4, addr(short), 0) == _native.DEFER
+    assert CL.clReleaseMemObject(buf) == 0
+    assert info_fn(buf, cl.CL_MEM_SIZE, 8, addr(ctypes.c_uint64()), 0) == _native.DEFER
+    assert CL.clGetMemObjectInfo(buf, cl.CL_MEM_SIZE, 8, addr(ctypes.c_uint64()), 0) == cl.CL_INVALID_MEM_OBJECT
+    assert CL.clReleaseContext(ctx) == 0

@@ -43,6 +43,7 @@ cdef copy_fn _n_copy = NULL
 cdef fill_fn _n_fill = NULL
 cdef marker_fn _n_marker = NULL
 cdef marker_fn _n_barrier = NULL
+cdef event_info_fn _n_mem_info = NULL
 cdef handle_fn _n_refs[10]            # clRetain*/clRelease* (REF_NAMES' order); NULL: none
 cdef object _prime_ndrange = None
 cdef object _prime_command = None
@@ -62,6 +63,7 @@ DEF I_FILL = 11
 DEF I_MARKER = 12
 DEF I_BARRIER = 13
 DEF I_REFS = 14                        # ... to 23: REF_NAMES
+DEF I_MEM_INFO = 24
 
 NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
          "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
@@ -73,6 +75,7 @@ REF_NAMES = ("clRetainContext", "clReleaseContext", "clRetainCommandQueue", "clR
              "clRetainMemObject", "clReleaseMemObject", "clRetainProgram", "clReleaseProgram",
              "clRetainKernel", "clReleaseKernel")
 NAMES += REF_NAMES
+NAMES += ("clGetMemObjectInfo",)
 
 
 cdef int32_t _status(int index, tuple args):
@@ -309,6 +312,16 @@ cdef int32_t e_event_info(size_t event, uint32_t param, uint64_t size, size_t va
     return _status(I_EVENT_INFO, (event, param, size, value, size_ret))
 
 
+cdef int32_t e_mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
+                        size_t size_ret) noexcept with gil:
+    cdef int32_t status
+    if _n_mem_info != NULL:
+        status = _n_mem_info(mem, param, size, value, size_ret)
+        if status != PYPLAT_DEFER:
+            return status
+    return _status(I_MEM_INFO, (mem, param, size, value, size_ret))
+
+
 def addresses():
     """name -> address of its direct C entry."""
     return {
@@ -324,6 +337,7 @@ def addresses():
         "clRetainMemObject": <size_t>e_retain_mem, "clReleaseMemObject": <size_t>e_release_mem,
         "clRetainProgram": <size_t>e_retain_program, "clReleaseProgram": <size_t>e_release_program,
         "clRetainKernel": <size_t>e_retain_kernel, "clReleaseKernel": <size_t>e_release_kernel,
+        "clGetMemObjectInfo": <size_t>e_mem_info,
     }
 
 
@@ -345,7 +359,8 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
     buffer commands and markers."""
     global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _prime_ndrange
     global _n_setarg, _n_event_info, _n_write, _n_read, _n_copy, _n_fill, _n_marker, _n_barrier
-    global _prime_command
+    global _prime_command, _n_mem_info
+    _n_mem_info = <event_info_fn><size_t>addresses.get("clGetMemObjectInfo", 0)
     _n_write = <transfer_fn><size_t>addresses["clEnqueueWriteBuffer"]
     _n_read = <transfer_fn><size_t>addresses["clEnqueueReadBuffer"]
     _n_copy = <copy_fn><size_t>addresses["clEnqueueCopyBuffer"]
@@ -381,5 +396,6 @@ KINDS = {
     "clEnqueueFillBuffer": ("ptr", "ptr", "ptr", "u64", "u64", "u64", "u32", "ptr", "ptr"),
     "clEnqueueMarkerWithWaitList": ("ptr", "u32", "ptr", "ptr"),
     "clEnqueueBarrierWithWaitList": ("ptr", "u32", "ptr", "ptr"),
+    "clGetMemObjectInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
 }
 KINDS.update({name: ("ptr",) for name in REF_NAMES})

@@ -709,6 +709,7 @@ def fast_path_entries():
             "clFinish": <size_t><handle_fn>n_finish,
             "clWaitForEvents": <size_t><wait_fn>n_wait,
             "clGetEventInfo": <size_t><event_info_fn>n_event_info,
+            "clGetMemObjectInfo": <size_t><event_info_fn>n_mem_info,
             "clEnqueueWriteBuffer": <size_t><transfer_fn>n_write,
             "clEnqueueReadBuffer": <size_t><transfer_fn>n_read,
             "clEnqueueCopyBuffer": <size_t><copy_fn>n_copy,

@@ -339,3 +339,31 @@ cdef int32_t n_barrier(size_t queue, uint32_t n_events, size_t events, size_t ev
         ncall_release(&a)
         return CL_OUT_OF_HOST_MEMORY_
     return ncall_submit(&a, c, NULL, 0, 1, 1, CL_COMMAND_BARRIER, 0, event)
+
+
+DEF MEM_FLAGS = 0x1101
+DEF MEM_SIZE = 0x1102
+
+
+cdef int32_t n_mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
+                        size_t size_ret) noexcept nogil:
+    """clGetMemObjectInfo of a buffer's size or flags (pyopencl reads Buffer.size through it),
+    from its native record. Other queries, bad handles and short buffers: the Python entry."""
+    cdef hent_t *e
+    cdef uint64_t answer = 0
+    cdef int found = 0
+    if (param != MEM_SIZE and param != MEM_FLAGS) or (value != 0 and size < 8):
+        return PYPLAT_DEFER
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(mem)
+    if e != NULL and e.kind == PYPLAT_KIND_MEM and e.ptr != NULL:
+        answer = (<nmem_t *>e.ptr).size if param == MEM_SIZE else (<nmem_t *>e.ptr).flags
+        found = 1
+    pthread_mutex_unlock(&tab_lock)
+    if not found:
+        return PYPLAT_DEFER
+    if value != 0:
+        (<uint64_t *>value)[0] = answer
+    if size_ret != 0:
+        (<size_t *>size_ret)[0] = 8
+    return CL_SUCCESS_
