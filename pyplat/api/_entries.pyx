@@ -302,24 +302,25 @@ cdef int32_t e_barrier(size_t queue, uint32_t n_events, size_t events, size_t ev
     return _queue_point(_n_barrier, I_BARRIER, queue, n_events, events, event)
 
 
-cdef int32_t e_event_info(size_t event, uint32_t param, uint64_t size, size_t value,
-                          size_t size_ret) noexcept with gil:
+cdef int32_t _info(event_info_fn native, int index, size_t obj, uint32_t param, uint64_t size,
+                   size_t value, size_t size_ret) noexcept with gil:
+    """A clGetXInfo entry: its native entry first (the queries programs repeat), then Python."""
     cdef int32_t status
-    if _n_event_info != NULL:
-        status = _n_event_info(event, param, size, value, size_ret)
+    if native != NULL:
+        status = native(obj, param, size, value, size_ret)
         if status != PYPLAT_DEFER:
             return status
-    return _status(I_EVENT_INFO, (event, param, size, value, size_ret))
+    return _status(index, (obj, param, size, value, size_ret))
+
+
+cdef int32_t e_event_info(size_t event, uint32_t param, uint64_t size, size_t value,
+                          size_t size_ret) noexcept with gil:
+    return _info(_n_event_info, I_EVENT_INFO, event, param, size, value, size_ret)
 
 
 cdef int32_t e_mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
                         size_t size_ret) noexcept with gil:
-    cdef int32_t status
-    if _n_mem_info != NULL:
-        status = _n_mem_info(mem, param, size, value, size_ret)
-        if status != PYPLAT_DEFER:
-            return status
-    return _status(I_MEM_INFO, (mem, param, size, value, size_ret))
+    return _info(_n_mem_info, I_MEM_INFO, mem, param, size, value, size_ret)
 
 
 def addresses():
