@@ -168,13 +168,15 @@ def write_c(slots, path):
         call = f"(({s['typedef']})pyplat_entry_table[{i}])({call_args})"
         out.append(f"PYPLAT_HIDDEN {ret} CL_API_CALL pyplat_{name}({plist}) {{")
         out.append("    PYPLAT_ENSURE_LOADED();")
-        if s["ret_kind"] == "i32":
-            # The runtime's native entry, if any, answers first without the GIL.
+        if s["ret_kind"] in ("i32", "ptr"):
+            # The runtime's native entry, if any, answers first without the GIL (a status, or a
+            # handle for the clCreate* entries: pyplat_handle.h's PYPLAT_DEFER(_HANDLE) if not).
+            deferred = "PYPLAT_DEFER" if s["ret_kind"] == "i32" else f"({ret})PYPLAT_DEFER_HANDLE"
             out.append(f"    void *native = __atomic_load_n(&pyplat_entry_table[PYPLAT_N_ENTRIES + {i}], "
                        "__ATOMIC_ACQUIRE);")
             out.append("    if (native) {")
             out.append(f"        {ret} answer = (({s['typedef']})native)({call_args});")
-            out.append("        if (answer != PYPLAT_DEFER) return answer;")
+            out.append(f"        if (answer != {deferred}) return answer;")
             out.append("    }")
         # Keep a Python exception the calling thread may have pending out of our Python code.
         out.append("    struct pyplat_py_call saved;")

@@ -12,6 +12,9 @@
 /* A native entry (the second half of the shim's entry table; pyplat/api/_native.pyx, n_*)
  * returns this when it did not answer: the caller then runs the Python implementation. */
 #define PYPLAT_DEFER 0x50594446 /* "PYDF": never an OpenCL status */
+/* ... and a native entry that returns a handle (clCreate*) returns this instead, having written
+ * nothing through errcode_ret: address 1 is never an object. */
+#define PYPLAT_DEFER_HANDLE ((void *)(uintptr_t)1)
 
 /* Layout of every handle (pyplat/api/handles.py owns the memory of most; the fast path's native
  * events are pyplat/api/_native.pyx's). */

@@ -170,7 +170,7 @@ def _slots_of(addresses):
         if slot is None or slot[0] not in addresses:
             continue
         name, ret_kind, arg_kinds = slot
-        if ret_kind == "i32" and tuple(k for _, k in arg_kinds) == _entries.KINDS[name]:
+        if ret_kind in ("i32", "ptr") and tuple(k for _, k in arg_kinds) == _entries.KINDS[name]:
             slots[index] = addresses[name]
     return slots
 
