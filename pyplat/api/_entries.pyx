@@ -400,3 +400,7 @@ KINDS = {
     "clGetMemObjectInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
 }
 KINDS.update({name: ("ptr",) for name in REF_NAMES})
+# ... and of the native entries (pyplat/api/_native.pyx), some of which have no direct entry here
+# (in-process callers reach the Python implementation through ctypes; the shim calls the native
+# entry first).
+NATIVE_KINDS = dict(KINDS, clCreateBuffer=("ptr", "u64", "u64", "ptr", "ptr"))

@@ -37,7 +37,7 @@ from pyplat.runtime._sched cimport (
     pp_add, pp_load_i, pthread_mutex_t, pthread_mutex_init, pthread_mutex_lock, pthread_mutex_unlock,
     pthread_mutex_destroy,
     K_NOP, K_COPY, K_FILL, CL_SUCCESS_, CL_OUT_OF_HOST_MEMORY_, ERR_WAIT_LIST, cmd_t, qcore_t, plan_t,
-    hold_t, access_t, hold_init, hold_acquire,
+    hold_t, access_t, hold_init, hold_acquire, hold_pin, hold_unpin_idle, hold_unpin,
     cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_attach, cmd_wait, track_join,
     abort_oom, reap_pending, order_locked, qcore_incref, qcore_decref, key_hash, hold_use, hold_done,
     plan_incref, plan_decref, plan_derive, plan_start, fill_launch, fork_lose_queue, fork_lose_command,
@@ -46,6 +46,7 @@ from pyplat.runtime._sched cimport (
 # The handle layout, the handle kinds and "not answered here": one definition, shared with the
 # ICD shim (icd/pyplat_handle.h); handles.py takes them from here.
 cdef extern from "pyplat_handle.h":
+    void *PYPLAT_DEFER_HANDLE
     enum:
         PYPLAT_DEFER
         PYPLAT_HANDLE_MAGIC
@@ -76,8 +77,9 @@ KINDS = {"PLATFORM": PYPLAT_KIND_PLATFORM, "DEVICE": PYPLAT_KIND_DEVICE, "CONTEX
          "QUEUE": PYPLAT_KIND_QUEUE, "MEM": PYPLAT_KIND_MEM, "PROGRAM": PYPLAT_KIND_PROGRAM,
          "KERNEL": PYPLAT_KIND_KERNEL, "EVENT": PYPLAT_KIND_EVENT, "SAMPLER": PYPLAT_KIND_SAMPLER}
 
-DEF HF_NATIVE = 1                 # a native event: memory and count are this module's
-DEF HF_ADOPTED = 2                # ... whose count a core Event has taken over
+DEF HF_NATIVE = 1                 # made natively: a native event (memory and count are this
+                                  # module's) or buffer (native_buffers.pxi)
+DEF HF_ADOPTED = 2                # ... which a core object has taken over
 DEF MAX_NATIVE_WAITS = 64
 DEF QUARANTINE = 8192             # released handles whose memory is kept (all kinds)
 DEF SPARES = 1024                 # handle memory out of quarantine kept for the next new handles
@@ -87,7 +89,8 @@ cdef struct hent_t:
     int kind
     int flags
     void *ptr                     # a reference: qcore_t (queues), kslot_t (kernels), cmd_t (events),
-                                  # nmem_t (buffers); NULL for other kinds and when the fast path is off
+                                  # nmem_t (buffers), nctx_t (contexts); NULL for other kinds and
+                                  # when the fast path is off
     size_t context                # id of the core context (queues, events)
     long api_refs                 # the application's references, counted here (native_refs.pxi);
                                   # 0: counted by the core object alone
@@ -265,6 +268,8 @@ cdef void entry_release(int kind, void *ptr) noexcept nogil:
         cmd_decref(<cmd_t *>ptr)
     elif kind == PYPLAT_KIND_MEM:
         nmem_decref(<nmem_t *>ptr)
+    elif kind == PYPLAT_KIND_CONTEXT:
+        nctx_decref(<nctx_t *>ptr)
 
 
 cdef class KernelSlot:
@@ -326,11 +331,12 @@ cdef class KernelSlot:
 
 
 include "native_commands.pxi"
+include "native_buffers.pxi"
 
 
 cdef void *native_ref(int kind, native) except? NULL:
     """A new reference to the native object of a queue (QueueCore), kernel (KernelSlot), event
-    (Command) or buffer (MemRecord); NULL for None."""
+    (Command), buffer (MemRecord) or context (ContextRecord); NULL for None."""
     cdef void *ptr
     if native is None:
         return NULL
@@ -346,6 +352,9 @@ cdef void *native_ref(int kind, native) except? NULL:
     elif kind == PYPLAT_KIND_MEM:
         ptr = (<MemRecord?>native).m
         pp_add(&(<nmem_t *>ptr).refs, 1)
+    elif kind == PYPLAT_KIND_CONTEXT:
+        ptr = (<ContextRecord?>native).x
+        pp_add(&(<nctx_t *>ptr).refs, 1)
     else:
         raise ValueError(f"handle kind {kind} has no native object")
     return ptr
@@ -715,7 +724,8 @@ def fast_path_entries():
             "clEnqueueCopyBuffer": <size_t><copy_fn>n_copy,
             "clEnqueueFillBuffer": <size_t><fill_fn>n_fill,
             "clEnqueueMarkerWithWaitList": <size_t><marker_fn>n_marker,
-            "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries()}
+            "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries(),
+            **create_buffer_entry()}
 
 
 def handle_layout():

@@ -14,12 +14,14 @@ import sys
 import traceback
 
 from pyplat import cl, config, log
-from pyplat.api import _entries, _native, diagnostics, enqueue, handles
+from pyplat.api import _entries, _native, diagnostics, enqueue, handles, memory
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
 from pyplat.core import kernel as core_kernel
 from pyplat.core import migration
+from pyplat.core.context import Context
 from pyplat.core.memory import Buffer
+from pyplat.core.queue import order_key
 from pyplat.runtime import trace
 
 CTYPES = {"i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64,
@@ -152,10 +154,18 @@ def direct_entries(implemented=IMPLEMENTED):
         native = (_native.traced_fast_path_entries() if trace.enabled()
                   else _native.fast_path_entries())
         _entries.use_fast_path(native, enqueue.prime_ndrange, enqueue.prime_command)
-        handles.adopter = lambda address: _native.adopt_event(address, enqueue.adopt_native_event)
+        if log.on("memory") or log.on("refcounts"):        # (Python logs every buffer made)
+            native.pop("clCreateBuffer", None)
+        handles.adopter = _adopt_native
         handles.native_of = _native_of
         _native_entries.update(native)
     return _slots_of(direct)
+
+
+def _adopt_native(address):
+    """The core object of an event or buffer the fast path made natively (handles.adopter)."""
+    return (_native.adopt_event(address, enqueue.adopt_native_event)
+            or _native.adopt_buffer(address, memory.adopt_native_buffer))
 
 
 def native_entries():
@@ -170,14 +180,14 @@ def _slots_of(addresses):
         if slot is None or slot[0] not in addresses:
             continue
         name, ret_kind, arg_kinds = slot
-        if ret_kind in ("i32", "ptr") and tuple(k for _, k in arg_kinds) == _entries.KINDS[name]:
+        if ret_kind in ("i32", "ptr") and tuple(k for _, k in arg_kinds) == _entries.NATIVE_KINDS[name]:
             slots[index] = addresses[name]
     return slots
 
 
 def _native_of(kind, obj):
-    """What the handle table keeps for the native fast path next to a new queue, kernel, event or
-    buffer handle: (native object, core context); None for other kinds, for a kernel made before
+    """What the handle table keeps for the native fast path next to a new queue, kernel, event,
+    buffer or context handle: (native object, core context); None for other kinds, for a kernel made before
     the fast path was set up (it has no slot) and for a buffer of a context that moves memory (its
     commands may need transfers first): the Python entries answer for those."""
     if kind == handles.QUEUE:
@@ -186,9 +196,9 @@ def _native_of(kind, obj):
         return None if obj.slot is None else (obj.slot, obj.program.context)
     if kind == handles.EVENT:
         return obj.command, obj.context
+    if kind == handles.CONTEXT and isinstance(obj, Context):
+        return _native.context_record(obj, min(d.max_mem_alloc_size for d in obj.devices),
+                                      not migration.context_moves_memory(obj)), obj
     if isinstance(obj, Buffer) and not migration.context_moves_memory(obj.context):
-        root = obj
-        while root.parent is not None:
-            root = root.parent
-        return _native.mem_record(obj.address, obj.size, obj.flags, root), obj.context
+        return _native.mem_record(obj.address, obj.size, obj.flags, order_key(obj)), obj.context
     return None

@@ -52,6 +52,14 @@ def _create(context, properties, flags, size, host_ptr):
     return handles.created(buffer, handles.MEM)
 
 
+def adopt_native_buffer(context, flags, size, host_ptr, address, record, key):
+    """The core Buffer of a buffer the native clCreateBuffer made (native_buffers.pxi), when a
+    Python entry first needs it: the same bytes (kept by `record`) and ordering key."""
+    buffer = Buffer(context, flags, size, host_ptr, native_bytes=(address, record))
+    buffer.native_key = key
+    return buffer
+
+
 @entry
 def clCreateBuffer(context, flags, size, host_ptr, errcode_ret):
     return _create(context, 0, flags, size, host_ptr)

@@ -23,7 +23,10 @@ cdef struct nmem_t:               # a buffer as the fast path sees it (made with
     char *address                 # its bytes (a sub-buffer's: inside its root's)
     size_t size
     uint64_t flags
-    size_t root                   # the ordering key: id of the root memory object
+    size_t root                   # the ordering key of the root memory object (core/queue.py,
+                                  # order_key; a buffer made natively: its record's address)
+    void *owned                   # the bytes this record owns and frees (made natively), or NULL
+    size_t context_handle         # (made natively) its context's handle, counted while unadopted
     hold_t hold                   # the buffer kept alive while native commands use it;
                                   # owner: a MemRecord, refs: Retained((buffer,))
 
@@ -33,6 +36,7 @@ cdef size_t host_key = id(HOST)   # the HOST pseudo-object's key (core/queue.py,
 cdef void nmem_decref(nmem_t *m) noexcept nogil:
     if pp_add(&m.refs, -1) == 0:
         pthread_mutex_destroy(&m.lock)
+        free(m.owned)
         free(m)
 
 
@@ -46,16 +50,16 @@ cdef class MemRecord:
             nmem_decref(self.m)
 
 
-def mem_record(size_t address, size_t size, uint64_t flags, root):
+def mem_record(size_t address, size_t size, uint64_t flags, size_t key):
     """A new native record of a buffer whose bytes are at `address` (host memory: its context
-    moves no memory); `root` is the root memory object (the ordering key)."""
+    moves no memory); `key` is its root memory object's ordering key."""
     cdef MemRecord rec = MemRecord()
     cdef nmem_t *m = <nmem_t *>calloc(1, sizeof(nmem_t))
     if m == NULL:
         raise MemoryError()
     pthread_mutex_init(&m.lock, NULL)
     m.refs = 1
-    m.address, m.size, m.flags, m.root = <char *>address, size, flags, id(root)
+    m.address, m.size, m.flags, m.root = <char *>address, size, flags, key
     hold_init(&m.hold, &m.lock)
     rec.m = m
     return rec

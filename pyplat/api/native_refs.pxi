@@ -80,7 +80,8 @@ cdef int32_t n_retain_mem(size_t h) noexcept nogil:
 
 
 cdef int32_t n_release_mem(size_t h) noexcept nogil:
-    return release_counted(h, PYPLAT_KIND_MEM)
+    cdef int32_t r = release_counted(h, PYPLAT_KIND_MEM)
+    return r if r != PYPLAT_DEFER else release_native_buffer(h)      # (native_buffers.pxi)
 
 
 cdef int32_t n_retain_program(size_t h) noexcept nogil:

@@ -34,7 +34,12 @@ class Mapping:
 class Buffer(RefCounted):
     """A buffer, or a sub-buffer (a view of its parent's bytes at `origin`)."""
 
-    def __init__(self, context, flags, size, host_ptr=0, properties=(), parent=None, origin=0):
+    native_key = 0     # (adopted from the native fast path) its ordering key: core/queue.py, order_key
+
+    def __init__(self, context, flags, size, host_ptr=0, properties=(), parent=None, origin=0,
+                 native_bytes=None):
+        """native_bytes: (address, owner) of bytes the API layer's native clCreateBuffer made
+        (owner keeps them), for a buffer adopted from it."""
         super().__init__()
         self.context = context.retain()
         self.flags = flags
@@ -51,6 +56,8 @@ class Buffer(RefCounted):
             self.address = parent.address + origin
         elif flags & cl.CL_MEM_USE_HOST_PTR:
             self.address = host_ptr
+        elif native_bytes is not None:
+            self.address, self._storage = native_bytes
         else:
             self._storage, self.address = aligned_allocation(size)
             if flags & cl.CL_MEM_COPY_HOST_PTR:

@@ -68,14 +68,24 @@ class Retained:
 set_hold_hooks(Retained.retain, Retained.release)
 
 
+def order_key(obj):
+    """The runtime's ordering key of a memory object or of HOST/STDOUT: an integer, one per root
+    memory object (a buffer adopted from the native fast path keeps the key its native commands
+    used: its `native_key`)."""
+    if isinstance(obj, str):
+        return id(obj)
+    root = _root(obj)
+    return getattr(root, "native_key", 0) or id(root)
+
+
 def merged_accesses(accesses):
-    """(memory object, writes) pairs -> ((root object or HOST/STDOUT, writes), ...) with one entry
-    per key (a writer wins); None stays None (unknown accesses)."""
+    """(memory object, writes) pairs -> ((order key, writes), ...) with one entry per key (a
+    writer wins); None stays None (unknown accesses)."""
     if accesses is None:
         return None
     merged = {}
     for obj, writes in accesses:
-        key = obj if isinstance(obj, str) else _root(obj)
+        key = order_key(obj)
         merged[key] = merged.get(key, False) or bool(writes)
     return tuple(merged.items())
 

@@ -194,6 +194,8 @@ cdef struct hold_t:              # Python references held for native users ("Hol
     int armed                    # (launch plans) users may come without refs held: the layer
                                  # above keeps the objects alive and counts them (LaunchPlan.arm)
     int reap_queued              # on the reap list (only ever while held)
+    int pinned                   # held with nothing to drop (hold_pin): a buffer the API layer made
+                                 # natively, whose memory its native record owns, until adopted
     PyObject *owner              # a reference while held: keeps the owning struct alive too
     PyObject *refs               # a reference while held: what the hooks take and drop
     hold_t *reap_next
@@ -310,6 +312,9 @@ cdef void hold_init(hold_t *h, pthread_mutex_t *lock) noexcept nogil
 cdef int hold_use(hold_t *h) noexcept nogil
 cdef void hold_done(hold_t *h) noexcept nogil
 cdef bint hold_acquire(hold_t *h, object owner, object refs) except -1
+cdef void hold_pin(hold_t *h) noexcept nogil
+cdef int hold_unpin_idle(hold_t *h) noexcept nogil
+cdef bint hold_unpin(hold_t *h, object owner, object refs) except -1
 
 # --- launch plans (sched/launch_plans.pxi) ------------------------------------------------------
 cdef void plan_decref(plan_t *p) noexcept nogil

@@ -28,7 +28,7 @@ cdef void hold_init(hold_t *h, pthread_mutex_t *lock) noexcept nogil:
 
 cdef inline void hold_check_idle(hold_t *h) noexcept nogil:
     """(h.lock held) No user left: let the reaper drop the references."""
-    if h.users == 0 and h.held and not h.reap_queued:
+    if h.users == 0 and h.held and not h.pinned and not h.reap_queued:
         h.reap_queued = 1
         hold_reap_push(h)
 
@@ -81,6 +81,53 @@ cdef bint hold_acquire(hold_t *h, object owner, object refs) except -1:
     return True
 
 
+cdef void hold_pin(hold_t *h) noexcept nogil:
+    """Held with nothing to take or drop: users need no Python reference, since what they use
+    lives as long as the struct h is in (a buffer made natively: its record owns its bytes).
+    Until hold_unpin_idle or hold_unpin; the reaper never sees it meanwhile."""
+    pthread_mutex_lock(h.lock)
+    h.held, h.pinned = 1, 1
+    pthread_mutex_unlock(h.lock)
+
+
+cdef int hold_unpin_idle(hold_t *h) noexcept nogil:
+    """Unpin and let go if no user is left (1: no new user can come now); else 0, still pinned."""
+    cdef int idle
+    pthread_mutex_lock(h.lock)
+    idle = h.users == 0
+    if idle:
+        h.held, h.pinned = 0, 0
+    pthread_mutex_unlock(h.lock)
+    return idle
+
+
+cdef bint hold_unpin(hold_t *h, object owner, object refs) except -1:
+    """A pinned hold becomes an ordinary one (GIL held; the Python object now exists): with users
+    pending it holds `refs` (the take hook) until they are done, as hold_acquire would; with
+    none it is not held. False if the references could not be taken."""
+    cdef int installed = 0
+    if take_references is None:
+        raise RuntimeError("the runtime's hold hooks are not installed (set_hold_hooks)")
+    if not take_references(refs):
+        return False
+    Py_INCREF(owner)
+    Py_INCREF(refs)
+    pthread_mutex_lock(h.lock)
+    if h.pinned:
+        h.pinned = 0
+        if h.users > 0:
+            h.owner, h.refs = <PyObject *>owner, <PyObject *>refs
+            installed = 1
+        else:
+            h.held = 0
+    pthread_mutex_unlock(h.lock)
+    if not installed:
+        drop_references(refs)
+        Py_XDECREF(<PyObject *>refs)
+        Py_XDECREF(<PyObject *>owner)
+    return True
+
+
 cdef void hold_drop(hold_t *h):
     """Reaper: drop the references if no user is left (GIL held). h may be freed after."""
     cdef PyObject *owner = NULL
@@ -103,8 +150,9 @@ cdef void hold_drop(hold_t *h):
 
 cdef class QueueCore:
     """A queue's ordering state (qcore_t) and its driver and tracker, shared by the Python API
-    path and the native fast path. Memory keys are ids of root memory objects or of the HOST /
-    STDOUT pseudo-objects, resolved by the caller (core/queue.py, merged_accesses)."""
+    path and the native fast path. Memory keys are integers: root memory objects' order keys or
+    the ids of the HOST / STDOUT pseudo-objects, resolved by the caller (core/queue.py,
+    merged_accesses)."""
 
     def __cinit__(self, Driver driver, QueueTracker tracker, int mode, context=None, device=None):
         self.driver, self.tracker, self.mode, self.context = driver, tracker, mode, context
@@ -121,7 +169,8 @@ cdef class QueueCore:
 
     cpdef order(self, Command cmd, bint barrier, object accesses):
         """Link `cmd` after what it must follow. accesses: ((key, writes), ...) with distinct
-        keys, or None when unknown (then it is a barrier in the automatic in-order mode)."""
+        integer keys (core/queue.py, merged_accesses), or None when unknown (then it is a
+        barrier in the automatic in-order mode)."""
         cdef access_t local[16]
         cdef access_t *acc = local
         cdef int n = 0, unknown = accesses is None
@@ -132,7 +181,7 @@ cdef class QueueCore:
                 if acc == NULL:
                     raise MemoryError()
             for i, (key, writes) in enumerate(accesses):
-                acc[i].key, acc[i].writes = id(key), bool(writes)
+                acc[i].key, acc[i].writes = key, bool(writes)
         pthread_mutex_lock(&self.q.lock)
         order_locked(self.q, cmd.c, barrier, acc, n, unknown)
         pthread_mutex_unlock(&self.q.lock)

@@ -254,7 +254,7 @@ cdef class LaunchPlan:
         p.acc_unknown = accesses is None
         if accesses is not None:
             for j, (key, writes) in enumerate(accesses):
-                p.acc[j].key, p.acc[j].writes = id(key), bool(writes)
+                p.acc[j].key, p.acc[j].writes = key, bool(writes)
         p.scratch_size = self.scratch_size = scratch_size
         p.context = id(context)
         encoded = name.encode("utf-8", "replace")[:sizeof(p.name) - 1]

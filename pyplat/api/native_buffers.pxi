@@ -1,0 +1,216 @@
+# Part of pyplat/api/_native.pyx (included there, after native_commands.pxi).
+# ---------------------------------------------------------------------------------------------
+# clCreateBuffer natively, for contexts whose devices all work in host memory.
+#
+# A buffer made here has no core object: its handle's entry holds only its native record
+# (nmem_t), which owns its bytes (zeroed, CL_DEVICE_MEM_BASE_ADDR_ALIGN-aligned, as
+# devices/spaces.py's aligned_allocation makes them), and the application's count (api_refs 1).
+# It holds its context through the context entry's application count (one more there, as a
+# core Buffer would hold a core reference: CL_CONTEXT_REFERENCE_COUNT is the same either way).
+# Its hold is pinned (runtime holds.pxi): the native commands use it with no Python reference,
+# since the record they use lives as long as the bytes.
+#
+# The native entries -- writes, reads, copies, fills, size and flags queries, retains and
+# releases -- use it as they use any buffer's record. The first time a Python entry needs the
+# buffer (a kernel argument, a map, a sub-buffer, any other query), handles.lookup *adopts* it
+# (adopt_buffer): a core Buffer is made around the same bytes and record, with the record's
+# ordering key, and takes over the context reference; from then on it is an ordinary buffer.
+# The last clReleaseMemObject of a buffer never adopted frees it here, unless native commands
+# still use it or it holds its context's last reference: Python then adopts and releases it.
+# ---------------------------------------------------------------------------------------------
+from libc.string cimport memset as _memset
+
+DEF CL_MEM_READ_WRITE = 0x1
+DEF CL_MEM_WRITE_ONLY = 0x2
+DEF CL_MEM_READ_ONLY = 0x4
+DEF CL_MEM_USE_HOST_PTR = 0x8
+DEF CL_MEM_ALLOC_HOST_PTR = 0x10
+DEF CL_MEM_COPY_HOST_PTR = 0x20
+DEF MEM_ACCESS_BITS = 0x7
+DEF MEM_HOST_ACCESS_BITS = 0x380
+DEF MEM_SIMPLE_BITS = 0x3BF          # the bits above; anything else (KERNEL_READ_AND_WRITE, unknown
+                                     # bits) is the Python entry's
+DEF BASE_ALIGN = 128                 # devices/spaces.py's ALIGNMENT (checked at import below)
+
+
+cdef struct nctx_t:               # what n_create_buffer needs of a context (ContextRecord)
+    long refs
+    size_t context                # id of the core context (entries' `context`)
+    uint64_t max_alloc            # min CL_DEVICE_MAX_MEM_ALLOC_SIZE of its devices
+    int host_memory               # all its devices work in host memory
+
+
+cdef void nctx_decref(nctx_t *x) noexcept nogil:
+    if pp_add(&x.refs, -1) == 0:
+        free(x)
+
+
+cdef class ContextRecord:
+    """A context's native record, kept next to its handle (bridge._native_of)."""
+    cdef nctx_t *x
+
+    def __dealloc__(self):
+        if self.x != NULL:
+            nctx_decref(self.x)
+
+
+NATIVE_BUFFER_ALIGNMENT = BASE_ALIGN
+
+
+def context_record(context, uint64_t max_alloc, bint host_memory):
+    cdef ContextRecord rec = ContextRecord()
+    rec.x = <nctx_t *>calloc(1, sizeof(nctx_t))
+    if rec.x == NULL:
+        raise MemoryError()
+    rec.x.refs, rec.x.context = 1, id(context)
+    rec.x.max_alloc, rec.x.host_memory = max_alloc, host_memory
+    return rec
+
+
+cdef inline int one_bit_at_most(uint64_t bits) noexcept nogil:
+    return bits & (bits - 1) == 0
+
+
+cdef size_t n_create_buffer(size_t context, uint64_t flags, uint64_t size, size_t host_ptr,
+                            size_t errcode_ret) noexcept nogil:
+    """clCreateBuffer of a valid, plain request in a host-memory context; PYPLAT_DEFER_HANDLE for
+    anything else (errors included: the Python entry reports them)."""
+    cdef hent_t *e
+    cdef nctx_t *x
+    cdef nmem_t *m
+    cdef pyplat_handle *h
+    cdef char *raw = NULL
+    cdef size_t ctx_id = 0
+    cdef int ok = 0
+    cdef bint wants_ptr = (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0
+    if (flags & ~(<uint64_t>MEM_SIMPLE_BITS) or not one_bit_at_most(flags & MEM_ACCESS_BITS)
+            or not one_bit_at_most(flags & MEM_HOST_ACCESS_BITS) or wants_ptr != (host_ptr != 0)
+            or (flags & CL_MEM_USE_HOST_PTR and flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
+            or size == 0):
+        return <size_t>PYPLAT_DEFER_HANDLE
+    if not flags & MEM_ACCESS_BITS:
+        flags |= CL_MEM_READ_WRITE
+    m = <nmem_t *>calloc(1, sizeof(nmem_t))
+    h = <pyplat_handle *>hmem_new()
+    if not flags & CL_MEM_USE_HOST_PTR and size <= <uint64_t>(<size_t>-1) - BASE_ALIGN:
+        raw = <char *>calloc(1, size + BASE_ALIGN)          # (large sizes: zero pages, lazily)
+    if m == NULL or h == NULL or (raw == NULL and not flags & CL_MEM_USE_HOST_PTR):
+        free(m)
+        free(raw)
+        if h != NULL:
+            hmem_unused(h)
+        return <size_t>PYPLAT_DEFER_HANDLE              # (Python says CL_OUT_OF_HOST_MEMORY)
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(context)
+    if (e != NULL and e.kind == PYPLAT_KIND_CONTEXT and e.ptr != NULL and e.api_refs > 0):
+        x = <nctx_t *>e.ptr
+        if x.host_memory and size <= x.max_alloc:
+            e.api_refs += 1                              # the buffer's hold on its context
+            ctx_id = x.context
+            ok = 1
+    pthread_mutex_unlock(&tab_lock)
+    if not ok:
+        free(m)
+        free(raw)
+        hmem_unused(h)
+        return <size_t>PYPLAT_DEFER_HANDLE
+    pthread_mutex_init(&m.lock, NULL)
+    m.refs, m.size, m.flags, m.owned, m.context_handle = 1, size, flags, raw, context
+    if raw != NULL:
+        m.address = raw + (-(<size_t>raw) % BASE_ALIGN)
+        if flags & CL_MEM_COPY_HOST_PTR:
+            memcpy(m.address, <void *>host_ptr, size)
+    else:
+        m.address = <char *>host_ptr
+    m.root = <size_t>m                                   # its ordering key, for good
+    hold_init(&m.hold, &m.lock)
+    hold_pin(&m.hold)
+    h.magic, h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_MEM
+    h.serial = <uint64_t>pp_add(&handle_serial, 1)
+    pthread_mutex_lock(&tab_lock)
+    h.dispatch = <void *>h_dispatch
+    e = tab_insert(<size_t>h)
+    e.kind, e.flags, e.ptr, e.obj = PYPLAT_KIND_MEM, HF_NATIVE, m, NULL
+    e.context, e.api_refs = ctx_id, 1
+    pthread_mutex_unlock(&tab_lock)
+    if errcode_ret != 0:
+        (<int32_t *>errcode_ret)[0] = CL_SUCCESS_
+    return <size_t>h
+
+
+cdef int32_t release_native_buffer(size_t h) noexcept nogil:
+    """The last clReleaseMemObject of a buffer never adopted: freed here when no native command
+    uses it and its context keeps another reference; PYPLAT_DEFER otherwise (and for any other
+    handle)."""
+    cdef hent_t *e
+    cdef hent_t *ce
+    cdef nmem_t *m = NULL
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(h)
+    if e != NULL and e.kind == PYPLAT_KIND_MEM and e.flags == HF_NATIVE and e.api_refs == 1:
+        m = <nmem_t *>e.ptr
+        ce = tab_find(m.context_handle)
+        if ce == NULL or ce.api_refs < 2 or not hold_unpin_idle(&m.hold):
+            m = NULL
+        else:
+            ce.api_refs -= 1
+            bury(<pyplat_handle *>h)
+            tab_delete(e)
+    pthread_mutex_unlock(&tab_lock)
+    if m == NULL:
+        return PYPLAT_DEFER
+    nmem_decref(m)                                       # the entry's reference: frees the bytes
+    return CL_SUCCESS_
+
+
+def adopt_buffer(size_t h, factory):
+    """For the API layer (under handles.py's lock), on a handle with no core object: if h is a
+    buffer made natively, factory(context, flags, size, host_ptr, address, record, key) makes its
+    core Buffer around the record's bytes (context: the core Context, which the Buffer retains;
+    record: a MemRecord, which keeps the bytes; key: its ordering key); the table keeps it, the
+    context entry's count the buffer held is given back, the hold becomes an ordinary one. It is
+    returned; None if h is no such buffer."""
+    cdef hent_t *e
+    cdef nmem_t *m = NULL
+    cdef PyObject *ctx = NULL
+    cdef MemRecord rec
+    cdef size_t context_handle = 0
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(h)
+    if e != NULL and e.kind == PYPLAT_KIND_MEM and e.flags == HF_NATIVE and e.obj == NULL:
+        m = <nmem_t *>e.ptr
+        context_handle = m.context_handle
+        e = tab_find(context_handle)
+        if e != NULL and e.obj != NULL:
+            ctx = e.obj
+            Py_INCREF(<object>ctx)
+            pp_add(&m.refs, 1)
+        else:
+            m = NULL                       # (its context entry lives while the buffer does)
+    pthread_mutex_unlock(&tab_lock)
+    if m == NULL:
+        return None
+    context = <object>ctx
+    Py_XDECREF(ctx)
+    rec = MemRecord()
+    rec.m = m
+    host_ptr = <size_t>m.address if m.flags & CL_MEM_USE_HOST_PTR else 0
+    obj = factory(context, m.flags, m.size, host_ptr, <size_t>m.address, rec, m.root)
+    hold_unpin(&m.hold, rec, Retained((obj,)))
+    Py_INCREF(obj)
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(h)                        # (still there: only Python, holding the GIL, drops it)
+    if e != NULL:
+        e.obj = <PyObject *>obj
+        e.flags |= HF_ADOPTED
+    pthread_mutex_unlock(&tab_lock)
+    if e == NULL:
+        Py_XDECREF(<PyObject *>obj)
+    if api_release(context_handle) == 2:   # the buffer's count on its context: the core
+        context.release()                  # Buffer retains the context now
+    return obj
+
+
+def create_buffer_entry():
+    """{name: address} of the native clCreateBuffer (fast_path_entries' part)."""
+    return {"clCreateBuffer": <size_t><create_buffer_fn>n_create_buffer}

@@ -1,0 +1,239 @@
+"""clCreateBuffer answered natively (pyplat/api/native_buffers.pxi) for host-memory contexts: the
+buffer a program gets must behave exactly as one the Python entry makes -- its bytes, flags and
+counts, its context's count, the order of commands before and after Python first needs it
+(adoption), and its release while commands still use it."""
+import ctypes
+
+import numpy as np
+import pytest
+
+from capi import CL, addr, err
+from clobjects import context_and_program, make_buffer, make_context, make_queue, read
+from pyplat import cl, config
+from pyplat.api import _native
+from test_programs_kernels import create_kernel, set_arg
+
+if not CL._direct.get("clEnqueueWriteBuffer") or not config.value("PYPLAT_FAST_PATH"):
+    pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)
+
+S, U32, U64, I32 = ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32
+DEFER_HANDLE = 1
+# The native entry itself (what the shim calls before taking the GIL).
+native_create = ctypes.CFUNCTYPE(S, S, U64, U64, S, S)(_native.fast_path_entries()["clCreateBuffer"])
+SOURCE = b"__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }"
+
+
+@pytest.fixture(scope="module")
+def env():
+    yield from context_and_program(SOURCE)
+
+
+def created(ctx, flags, size, host=None):
+    e = I32(12345)
+    h = native_create(ctx, flags, size, addr(host) if host is not None else 0, addr(e))
+    assert h not in (0, DEFER_HANDLE), "the native entry did not answer"
+    assert e.value == 0
+    return h
+
+
+def info(obj, param, ctype=S, fn=None):
+    v = ctype()
+    assert (fn or CL.clGetMemObjectInfo)(obj, param, ctypes.sizeof(v), addr(v), 0) == 0
+    return v.value
+
+
+def context_refs(ctx):
+    return info(ctx, cl.CL_CONTEXT_REFERENCE_COUNT, U32, CL.clGetContextInfo)
+
+
+def test_plain_requests_are_answered_natively_with_zeroed_aligned_bytes(env):
+    ctx, dev, _ = env
+    q = make_queue(ctx, dev)
+    data = np.arange(1024, dtype=np.int32)
+    cases = [(0, None), (cl.CL_MEM_READ_ONLY, None), (cl.CL_MEM_COPY_HOST_PTR | cl.CL_MEM_WRITE_ONLY, data),
+             (cl.CL_MEM_ALLOC_HOST_PTR | cl.CL_MEM_HOST_READ_ONLY, None)]
+    for flags, host in cases:
+        b = created(ctx, flags, 4096, host)
+        got = read(q, b, 4096, np.int32)
+        assert got.tolist() == (data.tolist() if host is not None else [0] * 1024)
+        assert info(b, cl.CL_MEM_SIZE) == 4096
+        assert info(b, cl.CL_MEM_FLAGS, U64) == (flags if flags & 7 else flags | cl.CL_MEM_READ_WRITE)
+        assert info(b, cl.CL_MEM_REFERENCE_COUNT, U32) == 1      # (a Python query: adopted now)
+        assert CL.clReleaseMemObject(b) == 0
+    user = np.zeros(1024, dtype=np.int32)
+    b = created(ctx, cl.CL_MEM_USE_HOST_PTR, 4096, user)
+    assert info(b, cl.CL_MEM_HOST_PTR) == user.ctypes.data
+    assert CL.clReleaseMemObject(b) == 0
+    CL.clReleaseCommandQueue(q)
+
+
+def test_what_is_not_plain_is_left_to_the_python_entry_untouched(env):
+    ctx, _, _ = env
+    data = np.zeros(16, dtype=np.int32)
+    bad = [(ctx, cl.CL_MEM_READ_ONLY | cl.CL_MEM_WRITE_ONLY, 64, 0),          # two access flags
+           (ctx, cl.CL_MEM_COPY_HOST_PTR, 64, 0),                            # no host pointer
+           (ctx, 0, 64, data.ctypes.data),                                   # a pointer not wanted
+           (ctx, cl.CL_MEM_USE_HOST_PTR | cl.CL_MEM_COPY_HOST_PTR, 64, data.ctypes.data),
+           (ctx, 1 << 40, 64, 0),                                            # unknown flag
+           (ctx, 0, 0, 0),                                                   # size 0
+           (ctx + 8, 0, 64, 0), (0, 0, 64, 0)]                               # not a context
+    for args in bad:
+        e = I32(777)
+        assert native_create(*args, addr(e)) == DEFER_HANDLE
+        assert e.value == 777
+    dev_limit = U64()
+    devs = S()
+    assert CL.clGetContextInfo(ctx, cl.CL_CONTEXT_DEVICES, 8, addr(devs), 0) == 0
+    assert CL.clGetDeviceInfo(devs.value, cl.CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8, addr(dev_limit), 0) == 0
+    e = I32(777)
+    assert native_create(ctx, 0, dev_limit.value + 1, 0, addr(e)) == DEFER_HANDLE and e.value == 777
+    e = err()
+    assert not CL.clCreateBuffer(ctx, 0, dev_limit.value + 1, 0, addr(e))
+    assert e.value == cl.CL_INVALID_BUFFER_SIZE
+
+
+def test_a_native_buffer_holds_its_context_as_a_python_one_does(env):
+    ctx, _, _ = env
+    before = context_refs(ctx)
+    b = created(ctx, 0, 256)
+    assert context_refs(ctx) == before + 1
+    assert CL.clRetainMemObject(b) == 0 and CL.clReleaseMemObject(b) == 0
+    assert CL.clReleaseMemObject(b) == 0                        # freed natively
+    assert context_refs(ctx) == before
+    assert CL.clRetainMemObject(b) == cl.CL_INVALID_MEM_OBJECT  # and its handle is dead
+    # adopted: the core Buffer takes the context reference over
+    b = created(ctx, 0, 256)
+    assert info(b, cl.CL_MEM_CONTEXT) == ctx
+    assert context_refs(ctx) == before + 1
+    assert CL.clReleaseMemObject(b) == 0
+    assert context_refs(ctx) == before
+
+
+def test_the_context_lives_while_a_native_buffer_does():
+    ctx, dev = make_context()
+    q = make_queue(ctx, dev)
+    b = created(ctx, cl.CL_MEM_COPY_HOST_PTR, 64, np.full(16, 7, dtype=np.int32))
+    assert CL.clReleaseCommandQueue(q) == 0
+    assert CL.clReleaseContext(ctx) == 0                        # the buffer still holds it
+    assert context_refs(ctx) == 1
+    assert info(b, cl.CL_MEM_SIZE) == 64
+    assert CL.clReleaseMemObject(b) == 0                        # (the context's last reference)
+    assert CL.clRetainContext(ctx) == cl.CL_INVALID_CONTEXT
+
+
+def test_commands_before_and_after_adoption_keep_their_order(env):
+    """In-order automatic parallelisation orders commands by buffer: a native write (made before
+    Python knew the buffer) and a launch after adoption must share the buffer's key."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)                                    # in-order: parallel by buffer
+    kernel = create_kernel(prog, b"inc")
+    for _ in range(3):
+        b = created(ctx, 0, 4096)
+        e = err()
+        gate = CL.clCreateUserEvent(ctx, addr(e))
+        data = np.full(1024, 41, dtype=np.int32)
+        assert CL.clEnqueueWriteBuffer(q, b, False, 0, 4096, addr(data), 1, addr((S * 1)(gate)), 0) == 0
+        set_arg(kernel, 0, b)                                   # Python needs it: adopted now
+        n = S(1024)
+        assert CL.clEnqueueNDRangeKernel(q, kernel, 1, 0, addr(n), 0, 0, 0, 0) == 0
+        CL.clFlush(q)
+        assert CL.clSetUserEventStatus(gate, cl.CL_COMPLETE) == 0
+        assert CL.clFinish(q) == 0
+        assert read(q, b, 4096, np.int32).tolist() == [42] * 1024
+        CL.clReleaseEvent(gate)
+        assert CL.clReleaseMemObject(b) == 0
+    CL.clReleaseKernel(kernel)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_released_while_a_native_command_uses_it(env):
+    ctx, dev, _ = env
+    q = make_queue(ctx, dev, cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    for round_ in range(3):
+        src = np.full(1024, round_ + 5, dtype=np.int32)
+        a = created(ctx, cl.CL_MEM_COPY_HOST_PTR, 4096, src)
+        b = created(ctx, 0, 4096)
+        e = err()
+        gate = CL.clCreateUserEvent(ctx, addr(e))
+        assert CL.clEnqueueCopyBuffer(q, a, b, 0, 0, 4096, 1, addr((S * 1)(gate)), 0) == 0
+        assert CL.clReleaseMemObject(a) == 0                    # pending: Python keeps it alive
+        other = make_buffer(ctx, 4096)                          # (memory a may have had)
+        nine = I32(9)
+        assert CL.clEnqueueFillBuffer(q, other, addr(nine), 4, 0, 4096, 0, 0, 0) == 0
+        assert CL.clSetUserEventStatus(gate, cl.CL_COMPLETE) == 0
+        assert CL.clFinish(q) == 0
+        assert read(q, b, 4096, np.int32).tolist() == src.tolist()
+        CL.clReleaseEvent(gate)
+        CL.clReleaseMemObject(b)
+        CL.clReleaseMemObject(other)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_sub_buffers_and_maps_of_a_native_buffer(env):
+    ctx, dev, _ = env
+    q = make_queue(ctx, dev)
+    b = created(ctx, cl.CL_MEM_COPY_HOST_PTR, 4096, np.arange(1024, dtype=np.int32))
+    region = (S * 2)(1024, 1024)
+    e = err()
+    sub = CL.clCreateSubBuffer(b, 0, cl.CL_BUFFER_CREATE_TYPE_REGION, addr(region), addr(e))
+    assert e.value == 0
+    assert read(q, sub, 1024, np.int32).tolist() == list(range(256, 512))
+    p = CL.clEnqueueMapBuffer(q, b, True, cl.CL_MAP_READ, 0, 4096, 0, 0, 0, addr(e))
+    assert e.value == 0
+    assert np.ctypeslib.as_array((ctypes.c_int32 * 1024).from_address(p))[1000] == 1000
+    assert CL.clEnqueueUnmapMemObject(q, b, p, 0, 0, 0) == 0
+    assert CL.clFinish(q) == 0
+    assert CL.clReleaseMemObject(sub) == 0 and CL.clReleaseMemObject(b) == 0
+    CL.clReleaseCommandQueue(q)
+
+
+def test_the_alignment_is_the_devices():
+    from pyplat.devices.spaces import ALIGNMENT
+    assert _native.NATIVE_BUFFER_ALIGNMENT == ALIGNMENT
+
+
+def test_c_programs_get_native_buffers(run_with_pyplat, tmp_path):
+    """Through the loader: a C program's buffers made natively, used by commands and kernels."""
+    from test_fastpath_native import build_c_program
+    exe = build_c_program(tmp_path, "native_buffers", PROGRAM)
+    done = run_with_pyplat([exe, "PyPlat"])
+    assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr[-2000:]
+
+
+PROGRAM = r"""
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <stdio.h>
+static const char *src = "__kernel void twice(__global int *a) { a[get_global_id(0)] *= 2; }";
+int main(void) {
+    cl_platform_id p; cl_device_id d; cl_int e;
+    clGetPlatformIDs(1, &p, NULL);
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL);
+    cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &e);
+    cl_command_queue q = clCreateCommandQueue(c, d, 0, &e);
+    cl_program pr = clCreateProgramWithSource(c, 1, &src, NULL, &e);
+    if (clBuildProgram(pr, 1, &d, NULL, NULL, NULL)) return 2;
+    cl_kernel k = clCreateKernel(pr, "twice", &e);
+    int host[256], got[256];
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 256; i++) host[i] = i + round;
+        cl_mem a = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &e);
+        cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, sizeof host, NULL, &e);
+        if (e || !a || !b) return 3;
+        clEnqueueCopyBuffer(q, a, b, 0, 0, sizeof host, 0, NULL, NULL);
+        clSetKernelArg(k, 0, sizeof b, &b);
+        size_t n = 256;
+        clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL);
+        clEnqueueReadBuffer(q, b, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
+        for (int i = 0; i < 256; i++)
+            if (got[i] != 2 * (i + round)) { printf("round %d [%d] = %d\n", round, i, got[i]); return 4; }
+        clReleaseMemObject(a);
+        clReleaseMemObject(b);
+    }
+    cl_mem bad = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, 64, NULL, &e);
+    if (bad || e != CL_INVALID_VALUE) return 5;
+    clReleaseKernel(k); clReleaseProgram(pr); clReleaseCommandQueue(q); clReleaseContext(c);
+    printf("ok\n");
+    return 0;
+}
+"""
