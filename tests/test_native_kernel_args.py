@@ -237,3 +237,17 @@ def test_work_group_info_and_num_args_are_the_python_entry_s(env, monkeypatch, n
                                        addr((ctypes.c_size_t * 3)()), 0) == cl.CL_INVALID_VALUE
     assert CL.clGetKernelInfo(k, cl.CL_KERNEL_NUM_ARGS, 2, addr(nargs), 0) == cl.CL_INVALID_VALUE
     CL.clReleaseKernel(k)
+
+
+def test_create_kernel_has_a_direct_entry_with_the_creator_rules(env):
+    """clCreateKernel's direct C entry (no ctypes callback): the handle, the code through
+    errcode_ret (which may be NULL)."""
+    ctx, dev, prog = env
+    assert CL._direct.get("clCreateKernel")
+    e = ctypes.c_int32(12345)
+    k = CL.clCreateKernel(prog, b"step", addr(e))
+    assert k and e.value == 0
+    assert CL.clCreateKernel(prog, b"nope", addr(e)) == 0 and e.value == cl.CL_INVALID_KERNEL_NAME
+    assert CL.clCreateKernel(prog, b"nope", 0) == 0
+    assert CL.clCreateKernel(k, b"step", addr(e)) == 0 and e.value == cl.CL_INVALID_PROGRAM
+    assert CL.clReleaseKernel(k) == 0

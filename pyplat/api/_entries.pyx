@@ -68,6 +68,7 @@ DEF I_REFS = 14                        # ... to 23: REF_NAMES
 DEF I_MEM_INFO = 24
 DEF I_KERNEL_INFO = 25
 DEF I_KERNEL_WG_INFO = 26
+DEF I_CREATE_KERNEL = 27
 
 NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
          "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
@@ -79,7 +80,7 @@ REF_NAMES = ("clRetainContext", "clReleaseContext", "clRetainCommandQueue", "clR
              "clRetainMemObject", "clReleaseMemObject", "clRetainProgram", "clReleaseProgram",
              "clRetainKernel", "clReleaseKernel")
 NAMES += REF_NAMES
-NAMES += ("clGetMemObjectInfo", "clGetKernelInfo", "clGetKernelWorkGroupInfo")
+NAMES += ("clGetMemObjectInfo", "clGetKernelInfo", "clGetKernelWorkGroupInfo", "clCreateKernel")
 
 
 cdef int32_t _status(int index, tuple args):
@@ -342,6 +343,33 @@ cdef int32_t e_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint
     return _status(I_KERNEL_WG_INFO, (kernel, device, param, size, value, size_ret))
 
 
+cdef size_t _created(int index, tuple args, size_t errcode_ret):
+    """Call the Python implementation of a clCreateX entry with the bridge's rules for creators
+    (bridge._wrap_creator): the handle returned, the code written through errcode_ret."""
+    cdef int32_t code = CL_SUCCESS
+    cdef size_t handle = 0
+    try:
+        handle = _impl[index](*args) or 0
+    except BaseException as e:
+        if isinstance(e, _clerror):
+            _failed(NAMES[index], e, args)
+            code = (<object>e).code
+            handle = getattr(e, "result", 0) or 0
+        else:
+            try:
+                _report(NAMES[index])
+            except BaseException:
+                pass
+            code = CL_OUT_OF_HOST_MEMORY
+    if errcode_ret:
+        (<int32_t *>errcode_ret)[0] = code
+    return handle
+
+
+cdef size_t e_create_kernel(size_t program, size_t name, size_t errcode_ret) noexcept with gil:
+    return _created(I_CREATE_KERNEL, (program, name, errcode_ret), errcode_ret)
+
+
 def addresses():
     """name -> address of its direct C entry."""
     return {
@@ -358,7 +386,7 @@ def addresses():
         "clRetainProgram": <size_t>e_retain_program, "clReleaseProgram": <size_t>e_release_program,
         "clRetainKernel": <size_t>e_retain_kernel, "clReleaseKernel": <size_t>e_release_kernel,
         "clGetMemObjectInfo": <size_t>e_mem_info, "clGetKernelInfo": <size_t>e_kernel_info,
-        "clGetKernelWorkGroupInfo": <size_t>e_kernel_wg_info,
+        "clGetKernelWorkGroupInfo": <size_t>e_kernel_wg_info, "clCreateKernel": <size_t>e_create_kernel,
     }
 
 
@@ -422,5 +450,6 @@ KINDS = {
     "clGetMemObjectInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
     "clGetKernelInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
     "clGetKernelWorkGroupInfo": ("ptr", "ptr", "u32", "u64", "ptr", "ptr"),
+    "clCreateKernel": ("ptr", "ptr", "ptr"),
 }
 KINDS.update({name: ("ptr",) for name in REF_NAMES})

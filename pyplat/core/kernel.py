@@ -30,9 +30,9 @@ class LaunchShape:
     the launch sizes validated per device (api/enqueue.py), the latest of which a new object's
     first plan is told (Kernel.prepare_plan)."""
     __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "kinds", "geometries", "last_launch",
-                 "sizes")
+                 "sizes", "fast")
 
-    def __init__(self, info):
+    def __init__(self, info, context):
         n = len(info.args)
         cells, offset = [], 8 * max(n, 1)
         for arg in info.args:
@@ -53,6 +53,8 @@ class LaunchShape:
         self.geometries = {}
         self.last_launch = None
         self.sizes = KernelSizes()    # the same, natively: what a plan without them takes on a launch
+        # The fast path launches with host addresses and moves no memory: not in such contexts.
+        self.fast = not migration.context_moves_memory(context)
 
     def remember_launch(self, device, work_dim, global_request, local_request, result):
         """A launch geometry the API layer validated on `device` (the request's size_t arrays as
@@ -77,12 +79,11 @@ class Kernel(RefCounted):
         self.args = [None] * len(info.args)
         self.shape = program.launch_shapes.get(info.name)
         if self.shape is None or len(self.shape.cells) != len(info.args):
-            self.shape = program.launch_shapes[info.name] = LaunchShape(info)
+            self.shape = program.launch_shapes[info.name] = LaunchShape(info, program.context)
         self.geometry_cache = self.shape.geometries   # validated launch sizes (api/enqueue.py)
         self._plan = None             # launch plan for the current argument values (see plan())
         self._space_plans = {}        # the same for devices with memory of their own, per space
-        # The fast path launches with host addresses and moves no memory: not in such contexts.
-        self._fast = not migration.context_moves_memory(program.context)
+        self._fast = self.shape.fast
         # the plan and the arguments as the fast path sees them
         self.slot = new_slot(self.shape.kinds, self.shape.value_sizes) if new_slot is not None else None
         self._prepared = False        # prepare_plan has run once (see there)
