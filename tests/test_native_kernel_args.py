@@ -251,3 +251,80 @@ def test_create_kernel_has_a_direct_entry_with_the_creator_rules(env):
     assert CL.clCreateKernel(prog, b"nope", 0) == 0
     assert CL.clCreateKernel(k, b"step", addr(e)) == 0 and e.value == cl.CL_INVALID_PROGRAM
     assert CL.clReleaseKernel(k) == 0
+
+
+PING_PONG_PROGRAM = r"""
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdio.h>
+static const char *SRC =
+    "__kernel void step(__global const int *src, __global int *dst, int add) {"
+    "    size_t i = get_global_id(0); dst[i] = src[i] + add; }";
+#define T 4
+#define N 300
+#define W 256
+static cl_context ctx; static cl_device_id dev; static cl_program prog; static int failures;
+static cl_mem bufs[T][2]; static int expected[T];
+static void fail(void) { __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST); }
+static void *host(void *arg) {
+    long t = (long)arg; cl_int e;
+    cl_kernel k = clCreateKernel(prog, "step", &e);
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &e);
+    size_t n = W, wg = 0;
+    cl_uint nargs = 0;
+    for (int i = 0; i < N; i++) {
+        int add = (int)((i + t) % 5);      /* the buffers swapped and a new scalar each time */
+        expected[t] += add;
+        if (clSetKernelArg(k, 0, sizeof(cl_mem), &bufs[t][i % 2])
+                || clSetKernelArg(k, 1, sizeof(cl_mem), &bufs[t][1 - i % 2])
+                || clSetKernelArg(k, 2, sizeof add, &add)
+                || clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL))
+            fail();
+        if (clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) || wg < 1
+                || clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL) || nargs != 3)
+            fail();
+    }
+    clFinish(q);
+    clReleaseKernel(k);
+    clReleaseCommandQueue(q);
+    return NULL;
+}
+int main(void) {
+    cl_platform_id plat; cl_int e; pthread_t th[T]; int zero = 0;
+    clGetPlatformIDs(1, &plat, NULL);
+    clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL);
+    ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+    prog = clCreateProgramWithSource(ctx, 1, &SRC, NULL, &e);
+    if (clBuildProgram(prog, 1, &dev, "", NULL, NULL)) return 2;
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &e);
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < 2; b++) {
+            bufs[t][b] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, W * sizeof(int), NULL, &e);
+            clEnqueueFillBuffer(q, bufs[t][b], &zero, sizeof zero, 0, W * sizeof(int), 0, NULL, NULL);
+        }
+    clFinish(q);
+    for (long t = 0; t < T; t++) pthread_create(&th[t], NULL, host, (void *)t);
+    for (int t = 0; t < T; t++) pthread_join(th[t], NULL);
+    int wrong = 0;
+    for (int t = 0; t < T; t++) {
+        int out[W];
+        clEnqueueReadBuffer(q, bufs[t][N % 2], CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+        for (int i = 0; i < W; i++) wrong += out[i] != expected[t];
+    }
+    printf("%d %d\n", failures, wrong);
+    return 0;
+}
+"""
+
+
+def test_ping_pong_from_several_c_threads(run_with_pyplat, tmp_path):
+    """Host threads of a C program through the loader, each swapping the two buffers of its own
+    kernel and setting a scalar before every launch on its in-order queue, and asking its
+    work-group size and argument count: every launch reads what the one before wrote."""
+    from test_fastpath_native import build_c_program
+    exe = build_c_program(tmp_path, "ping_pong", PING_PONG_PROGRAM)
+    for workers in ("1", "4"):
+        r = run_with_pyplat([exe], env={"PYPLAT_WORKERS": workers})
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.split() == ["0", "0"], r.stdout + r.stderr
