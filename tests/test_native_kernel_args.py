@@ -106,7 +106,11 @@ def test_ping_pong_buffers_keep_the_in_order_queue_s_order(env):
     for r in range(rounds):
         assert set_arg(k, 0, bufs[r % 2]) == 0 and set_arg(k, 1, bufs[1 - r % 2]) == 0
         assert launch(q, k, n, 64) == 0
+        if r == 0:
+            root = kernel._plan
     assert calls == [1]                   # only the one that completed the arguments went to Python
+    plan = kernel.current_plan()          # every swap derived from the first plan, natively
+    assert plan is root or plan.root is root
     assert read(q, bufs[rounds % 2], a.nbytes, np.int32).tolist() == (a + rounds).tolist()
     # write after read: a slow launch reads A; the next, with the buffers swapped, writes A
     const = make_buffer(ctx, a.nbytes, cl.CL_MEM_READ_ONLY | cl.CL_MEM_COPY_HOST_PTR, np.full(n, 1000, np.int32))
@@ -157,6 +161,14 @@ def test_errors_are_the_python_entry_s(env):
     assert CL.clReleaseMemObject(doomed) == 0
     assert launch(q, k, n) == cl.CL_INVALID_KERNEL_ARGS
     assert set_arg(k, 0, src) == 0
+    assert launch(q, k, n) == 0
+    # the same with buffers the plan holds, swapped natively: the swapped-in one released
+    assert set_arg(k, 0, dst) == 0 and set_arg(k, 1, src) == 0
+    assert CL.clFinish(q) == 0
+    assert CL.clReleaseMemObject(src) == 0
+    assert launch(q, k, n) == cl.CL_INVALID_KERNEL_ARGS
+    src = make_buffer(ctx, 4 * n)
+    assert set_arg(k, 1, src) == 0
     assert launch(q, k, n) == 0
     assert CL.clFinish(q) == 0
     for obj in (k, s):

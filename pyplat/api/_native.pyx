@@ -275,15 +275,17 @@ cdef class KernelSlot:
     per kernel (made by the factory the bridge installs there), n_setarg may replace its plan."""
     cdef kslot_t *k
 
-    def __cinit__(self, bytes kinds=None, value_sizes=()):
+    def __cinit__(self, bytes kinds=None, value_sizes=(), written=(), size_t stdout_key=0):
         """kinds: per argument 0 by value, 1 buffer, 2 __local (LaunchShape.kinds); value_sizes:
-        the by-value sizes. Without them the native entries leave every argument to Python."""
+        the by-value sizes; written: which the kernel writes through; stdout_key: the key of
+        printf's output if it may print. Without them the native entries leave every argument
+        to Python."""
         self.k = <kslot_t *>calloc(1, sizeof(kslot_t))
         if self.k == NULL:
             raise MemoryError()
         self.k.refs = 1
         if kinds is not None:
-            self.k.args = kargs_new(kinds, value_sizes)
+            self.k.args = kargs_new(kinds, value_sizes, written, stdout_key)
 
     # (native_kernel_args.pxi)
     def take_args(self):
@@ -344,6 +346,7 @@ cdef class KernelSlot:
         pthread_mutex_unlock(&tab_lock)
         if old != NULL:
             plan_decref(old)
+        note_plan_buffers(self.k, plan)    # (native_kernel_args.pxi)
 
 
 include "native_commands.pxi"

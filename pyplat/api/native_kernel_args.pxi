@@ -16,8 +16,10 @@
 #   one, kept pending;
 # - a buffer (a handle with a native record, nmem_t: a Buffer of a context in host memory, of
 #   the kernel's context) or NULL: with a plan, the buffer the plan was built with changes
-#   nothing; another one drops the plan (as Kernel.set_arg does), the next launch builds one;
-#   without a plan, kept pending;
+#   nothing; one of the buffers the plan's root holds gives the slot a plan derived from the
+#   current one (the cell patched, the accesses recomputed: swap_buffer), so that buffers
+#   swapped between launches (ping-pong) stay native; another one drops the plan (as
+#   Kernel.set_arg does), the next launch builds one; without a plan, kept pending;
 # - a __local size (NULL value), when the kernel has no plan.
 # A set that would give the last unset argument a value before the kernel's first plan was made
 # (Kernel.prepare_plan) goes to Python, which builds that plan then, so that the first launch
@@ -35,6 +37,7 @@ DEF P_MEM = 2
 DEF P_LOCAL = 3
 DEF MAX_NATIVE_VALUE = 128        # larger by-value arguments go to Python
 DEF MAX_WG_DEVICES = 4
+DEF MAX_ROOT_MEMS = 16            # buffers of a root plan a swap may choose from
 DEF KERNEL_NUM_ARGS = 0x1191
 DEF KERNEL_WORK_GROUP_SIZE = 0x11B0
 DEF KERNEL_COMPILE_WORK_GROUP_SIZE = 0x11B1
@@ -48,6 +51,8 @@ cdef struct karg_t:
     uint8_t is_set                # has a value (set here or through Python)
     uint8_t pending               # P_*: set here since the Python side last took them
     uint8_t mem_known             # mem_cur is the buffer of the Python side's arguments
+    uint8_t writes                # a buffer the kernel may write through
+    uint8_t in_plan               # pending, and the slot's plan has it already (swap_buffer)
     uint32_t value_size           # by-value: the size the signature wants
     uint64_t size                 # pending: bytes of the value, or the __local size
     size_t handle                 # pending buffer: its handle (0: NULL) and that handle's serial
@@ -74,10 +79,14 @@ cdef struct kargs_t:              # (tab_lock)
     uint64_t compile_wg[3]
     uint64_t local_mem
     uint64_t private_mem
+    size_t stdout_key             # the STDOUT pseudo-object's key if the kernel may print, else 0
+    plan_t *root                  # a reference: the root plan root_mems are the buffers of
+    int n_root_mems
+    nmem_t *root_mems[MAX_ROOT_MEMS]   # references
     karg_t *a
 
 
-cdef kargs_t *kargs_new(bytes kinds, value_sizes) except NULL:
+cdef kargs_t *kargs_new(bytes kinds, value_sizes, written, size_t stdout_key) except NULL:
     cdef int n = len(kinds), j
     cdef kargs_t *ka = <kargs_t *>calloc(1, sizeof(kargs_t) + max(n, 1) * sizeof(karg_t))
     if ka == NULL:
@@ -87,8 +96,10 @@ cdef kargs_t *kargs_new(bytes kinds, value_sizes) except NULL:
     for j in range(n):
         ka.a[j].kind = kinds[j]
         ka.a[j].value_size = value_sizes[j]
+        ka.a[j].writes = bool(written[j])
         if kinds[j] == KA_LOCAL:
             ka.has_local = 1
+    ka.stdout_key = stdout_key
     return ka
 
 
@@ -99,6 +110,10 @@ cdef void kargs_free(kargs_t *ka) noexcept nogil:
     for j in range(ka.n):
         if ka.a[j].mem_cur != NULL:
             nmem_decref(ka.a[j].mem_cur)
+    for j in range(ka.n_root_mems):
+        nmem_decref(ka.root_mems[j])
+    if ka.root != NULL:
+        plan_decref(ka.root)
     free(ka)
 
 
@@ -111,7 +126,7 @@ cdef inline void mark_set(kargs_t *ka, karg_t *a) noexcept nogil:
 cdef inline void set_pending(kargs_t *ka, karg_t *a, int what) noexcept nogil:
     if a.pending == P_NONE:
         ka.n_pending += 1
-    a.pending = what
+    a.pending, a.in_plan = what, 0
     mark_set(ka, a)
 
 
@@ -130,6 +145,8 @@ cdef int pend_plan_values(kargs_t *ka, plan_t *p) noexcept nogil:
     derived plan) become pending, so the Python side sees them. 0 if one is too large."""
     cdef uint64_t *argv = <uint64_t *>p.args
     cdef int j
+    for j in range(ka.n):
+        ka.a[j].in_plan = 0       # (pending still: the Python side has not seen them)
     if p.parent == NULL:
         return 1                  # a root plan holds the Python side's values
     for j in range(min(ka.n, p.n_args)):
@@ -156,7 +173,7 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     cdef nmem_t *old_mem = NULL
     cdef size_t handle = 0
     cdef int32_t r = PYPLAT_DEFER
-    cdef int may_complete
+    cdef int may_complete, swap = 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(kernel)
     if e == NULL or e.kind != PYPLAT_KIND_KERNEL or e.ptr == NULL:
@@ -191,6 +208,11 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
         if handle != 1:
             if k.plan != NULL and a.mem_known and a.mem_cur == m:
                 r = CL_SUCCESS_   # the plan's own buffer (pyopencl sets every argument each time)
+            elif k.plan != NULL and ka.prepared and may_swap(ka, k.plan, index, m):
+                p = k.plan
+                plan_incref(p)
+                pp_add(&k.refs, 1)
+                swap = 1
             elif k.plan != NULL and ka.prepared:
                 if pend_plan_values(ka, k.plan):
                     dropped, k.plan = k.plan, NULL
@@ -214,9 +236,124 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
         nmem_decref(old_mem)
     if dropped != NULL:
         plan_decref(dropped)      # the slot's reference (the Python side keeps its own)
-    if p != NULL:
+    if swap:
+        r = swap_buffer(k, p, index, m, handle)
+    elif p != NULL:
         r = set_plan_value(k, p, index, size, value)
     return r
+
+
+cdef int may_swap(kargs_t *ka, plan_t *p, uint32_t index, nmem_t *m) noexcept nogil:
+    """(tab_lock) Whether buffer argument `index` may become m (NULL: a NULL buffer) in a plan
+    derived from p: m is one of the buffers p's root holds (so its hold, or the armed plan's
+    count, keeps m alive for the launches too), and every other buffer argument is known."""
+    cdef int j, found = m == NULL
+    if ka.root == NULL or ka.root != (p.parent if p.parent != NULL else p):
+        return 0
+    for j in range(ka.n_root_mems):
+        found = found or ka.root_mems[j] == m
+    for j in range(ka.n):
+        if ka.a[j].kind == KA_MEM and <uint32_t>j != index and not ka.a[j].mem_known:
+            return 0
+    return found
+
+
+cdef int32_t swap_buffer(kslot_t *k, plan_t *p, uint32_t index, nmem_t *m, size_t handle) noexcept nogil:
+    """Buffer argument `index` of the plan p becomes m (may_swap said it may; references to k
+    and p taken): the slot gets a plan derived from p with the buffer's address in the cell and
+    the accesses the Python side would record (Kernel.accesses, merged_accesses: one per root,
+    a writer wins, printf's output last), the argument pending for the Python side, which finds
+    it in the plan (in_plan)."""
+    cdef kargs_t *ka = <kargs_t *>k.args
+    cdef karg_t *a = &ka.a[index]
+    cdef uint64_t address = <uint64_t>m.address if m != NULL else 0
+    cdef plan_t *c = plan_derive(p, index, <size_t>&address, 8)
+    cdef plan_t *old = NULL
+    cdef nmem_t *old_mem = NULL
+    cdef nmem_t *b
+    cdef access_t *acc
+    cdef int j, i, n_acc = 0
+    cdef int32_t r = PYPLAT_DEFER
+    acc = <access_t *>malloc((ka.n + 1) * sizeof(access_t))
+    if c != NULL and acc != NULL:
+        pthread_mutex_lock(&tab_lock)
+        if k.plan == p and may_swap(ka, p, index, m):
+            for j in range(ka.n):
+                b = m if <uint32_t>j == index else ka.a[j].mem_cur
+                if ka.a[j].kind != KA_MEM or b == NULL:
+                    continue
+                for i in range(n_acc):
+                    if acc[i].key == b.root:
+                        acc[i].writes = acc[i].writes or ka.a[j].writes
+                        break
+                else:
+                    acc[n_acc].key, acc[n_acc].writes = b.root, ka.a[j].writes
+                    n_acc += 1
+            if ka.stdout_key:
+                acc[n_acc].key, acc[n_acc].writes = ka.stdout_key, 1
+                n_acc += 1
+            free(c.acc)
+            c.acc, c.n_acc, c.acc_unknown, acc = acc, n_acc, 0, NULL
+            old, k.plan, c = p, c, NULL
+            a.handle = handle
+            a.serial = (<pyplat_handle *>handle).serial if handle else 0
+            set_pending(ka, a, P_MEM)
+            a.in_plan = 1
+            old_mem = set_mem_cur(a, m)
+            r = CL_SUCCESS_
+        pthread_mutex_unlock(&tab_lock)
+    free(acc)
+    if c != NULL:
+        plan_decref(c)
+    if old != NULL:
+        plan_decref(old)                  # the slot's reference
+    if old_mem != NULL:
+        nmem_decref(old_mem)
+    plan_decref(p)
+    kslot_decref(k)
+    return r
+
+
+cdef void note_plan_buffers(kslot_t *k, LaunchPlan plan):
+    """The slot's plan is now `plan` (None: none): for a root plan, the native records of the
+    buffers it holds, which swap_buffer may choose from."""
+    cdef kargs_t *ka = <kargs_t *>k.args
+    cdef nmem_t *found[MAX_ROOT_MEMS]
+    cdef nmem_t *old[MAX_ROOT_MEMS]
+    cdef size_t held[2 * MAX_ROOT_MEMS]
+    cdef plan_t *old_root
+    cdef hent_t *e
+    cdef int n = 0, n_held = 0, n_old, j
+    if ka == NULL:
+        return
+    if plan is not None and plan.root is None:
+        for obj in plan.retained.objects:     # the program, then the buffers (Kernel.plan)
+            if n_held < 2 * MAX_ROOT_MEMS:
+                held[n_held] = getattr(obj, "_cl_handle", 0)    # (handles.HANDLE)
+                n_held += 1
+    else:
+        plan = None
+    pthread_mutex_lock(&tab_lock)
+    for j in range(n_held):
+        e = tab_find(held[j])
+        if e != NULL and e.kind == PYPLAT_KIND_MEM and e.ptr != NULL and n < MAX_ROOT_MEMS:
+            found[n] = <nmem_t *>e.ptr
+            pp_add(&found[n].refs, 1)
+            n += 1
+    n_old, old_root = ka.n_root_mems, ka.root
+    for j in range(n_old):
+        old[j] = ka.root_mems[j]
+    for j in range(n):
+        ka.root_mems[j] = found[j]
+    ka.n_root_mems = n
+    ka.root = NULL if plan is None else plan.p
+    if ka.root != NULL:
+        plan_incref(ka.root)
+    pthread_mutex_unlock(&tab_lock)
+    for j in range(n_old):
+        nmem_decref(old[j])
+    if old_root != NULL:
+        plan_decref(old_root)
 
 
 cdef int32_t set_plan_value(kslot_t *k, plan_t *p, uint32_t index, uint64_t size, size_t value) noexcept nogil:
@@ -256,8 +393,8 @@ class ReleasedBuffer:
 
 
 cdef object take_args(kslot_t *k):
-    """The arguments set here since the last call, as Kernel.args holds them: [(index, value)],
-    or None."""
+    """The arguments set here since the last call, as Kernel.args holds them: [(index, value,
+    whether the slot's plan has it already)], or None."""
     cdef kargs_t *ka = <kargs_t *>k.args
     cdef karg_t *got
     cdef int *where
@@ -277,18 +414,18 @@ cdef object take_args(kslot_t *k):
         for j in range(ka.n):
             if ka.a[j].pending != P_NONE:
                 got[n], where[n] = ka.a[j], j
-                ka.a[j].pending = P_NONE
+                ka.a[j].pending, ka.a[j].in_plan = P_NONE, 0
                 n += 1
         ka.n_pending = 0
         pthread_mutex_unlock(&tab_lock)
         out = []
         for j in range(n):
             if got[j].pending == P_VALUE:
-                out.append((where[j], ("value", got[j].value[:got[j].size])))
+                out.append((where[j], ("value", got[j].value[:got[j].size]), False))
             elif got[j].pending == P_LOCAL:
-                out.append((where[j], ("local", got[j].size)))
+                out.append((where[j], ("local", got[j].size), False))
             elif got[j].handle == 0:
-                out.append((where[j], ("mem", None)))
+                out.append((where[j], ("mem", None), bool(got[j].in_plan)))
             else:
                 obj = NULL
                 pthread_mutex_lock(&tab_lock)
@@ -299,9 +436,9 @@ cdef object take_args(kslot_t *k):
                     Py_INCREF(<object>obj)
                 pthread_mutex_unlock(&tab_lock)
                 if obj == NULL:
-                    out.append((where[j], ("mem", ReleasedBuffer())))
+                    out.append((where[j], ("mem", ReleasedBuffer()), bool(got[j].in_plan)))
                 else:
-                    out.append((where[j], ("mem", <object>obj)))
+                    out.append((where[j], ("mem", <object>obj), bool(got[j].in_plan)))
                     Py_XDECREF(obj)
         return out
     finally:

@@ -85,7 +85,9 @@ class Kernel(RefCounted):
         self._space_plans = {}        # the same for devices with memory of their own, per space
         self._fast = self.shape.fast
         # the plan and the arguments as the fast path sees them
-        self.slot = new_slot(self.shape.kinds, self.shape.value_sizes) if new_slot is not None else None
+        self.slot = (new_slot(self.shape.kinds, self.shape.value_sizes, self.shape.written,
+                              id(STDOUT) if getattr(info, "prints", True) else 0)
+                     if new_slot is not None else None)
         self._prepared = False        # prepare_plan has run once (see there)
 
     def set_arg(self, index, value):
@@ -128,8 +130,8 @@ class Kernel(RefCounted):
         """Take over what the native clSetKernelArg set (api/native_kernel_args.pxi): by-value
         arguments changed since the plan was made (it gave the kernel's slot a plan derived from
         this one), with that plan; then the arguments it kept for this side (set without a plan,
-        or a buffer that dropped it), as set_arg would. Before any use of self.args' values or of
-        the plan."""
+        a buffer that dropped it, or one it swapped in that plan), as set_arg would. Before any
+        use of self.args' values or of the plan."""
         slot = self.slot
         if slot is None:
             return
@@ -142,9 +144,9 @@ class Kernel(RefCounted):
                     self.args[index] = ("value", value)
         taken = slot.take_args()
         if taken:
-            for index, value in taken:
+            for index, value, in_plan in taken:
                 old, self.args[index] = self.args[index], value
-                if (self._plan is not None or self._space_plans) and not _same_arg(old, value):
+                if not in_plan and (self._plan is not None or self._space_plans) and not _same_arg(old, value):
                     self._disarm()
                     self._plan = None
                     self._space_plans = {}
