@@ -237,3 +237,26 @@ int main(void) {
     return 0;
 }
 """
+
+
+def test_a_native_buffer_set_natively_as_an_argument_is_adopted_when_python_takes_it(env):
+    """clSetKernelArg of a buffer answers natively (native_kernel_args.pxi) and keeps the
+    handle; the launch's plan, built in Python, must find the buffer made natively."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    kernel = create_kernel(prog, b"inc")
+    first = make_buffer(ctx, 4096)
+    set_arg(kernel, 0, first)                                   # a plan exists
+    n = S(1024)
+    assert CL.clEnqueueNDRangeKernel(q, kernel, 1, 0, addr(n), 0, 0, 0, 0) == 0
+    for value in (3, 8):
+        b = created(ctx, cl.CL_MEM_COPY_HOST_PTR, 4096, np.full(1024, value, dtype=np.int32))
+        h = S(b)
+        assert CL.clSetKernelArg(kernel, 0, ctypes.sizeof(h), addr(h)) == 0
+        assert CL.clEnqueueNDRangeKernel(q, kernel, 1, 0, addr(n), 0, 0, 0, 0) == 0
+        assert read(q, b, 4096, np.int32).tolist() == [value + 1] * 1024
+        assert CL.clReleaseMemObject(b) == 0
+    assert CL.clFinish(q) == 0
+    CL.clReleaseMemObject(first)
+    CL.clReleaseKernel(kernel)
+    CL.clReleaseCommandQueue(q)

@@ -44,6 +44,8 @@ cdef fill_fn _n_fill = NULL
 cdef marker_fn _n_marker = NULL
 cdef marker_fn _n_barrier = NULL
 cdef event_info_fn _n_mem_info = NULL
+cdef event_info_fn _n_kernel_info = NULL
+cdef kernel_wg_info_fn _n_kernel_wg_info = NULL
 cdef handle_fn _n_refs[10]            # clRetain*/clRelease* (REF_NAMES' order); NULL: none
 cdef object _prime_ndrange = None
 cdef object _prime_command = None
@@ -64,6 +66,9 @@ DEF I_MARKER = 12
 DEF I_BARRIER = 13
 DEF I_REFS = 14                        # ... to 23: REF_NAMES
 DEF I_MEM_INFO = 24
+DEF I_KERNEL_INFO = 25
+DEF I_KERNEL_WG_INFO = 26
+DEF I_CREATE_KERNEL = 27
 
 NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
          "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
@@ -75,7 +80,7 @@ REF_NAMES = ("clRetainContext", "clReleaseContext", "clRetainCommandQueue", "clR
              "clRetainMemObject", "clReleaseMemObject", "clRetainProgram", "clReleaseProgram",
              "clRetainKernel", "clReleaseKernel")
 NAMES += REF_NAMES
-NAMES += ("clGetMemObjectInfo",)
+NAMES += ("clGetMemObjectInfo", "clGetKernelInfo", "clGetKernelWorkGroupInfo", "clCreateKernel")
 
 
 cdef int32_t _status(int index, tuple args):
@@ -323,6 +328,48 @@ cdef int32_t e_mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
     return _info(_n_mem_info, I_MEM_INFO, mem, param, size, value, size_ret)
 
 
+cdef int32_t e_kernel_info(size_t kernel, uint32_t param, uint64_t size, size_t value,
+                           size_t size_ret) noexcept with gil:
+    return _info(_n_kernel_info, I_KERNEL_INFO, kernel, param, size, value, size_ret)
+
+
+cdef int32_t e_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint64_t size, size_t value,
+                              size_t size_ret) noexcept with gil:
+    cdef int32_t status
+    if _n_kernel_wg_info != NULL:
+        status = _n_kernel_wg_info(kernel, device, param, size, value, size_ret)
+        if status != PYPLAT_DEFER:
+            return status
+    return _status(I_KERNEL_WG_INFO, (kernel, device, param, size, value, size_ret))
+
+
+cdef size_t _created(int index, tuple args, size_t errcode_ret):
+    """Call the Python implementation of a clCreateX entry with the bridge's rules for creators
+    (bridge._wrap_creator): the handle returned, the code written through errcode_ret."""
+    cdef int32_t code = CL_SUCCESS
+    cdef size_t handle = 0
+    try:
+        handle = _impl[index](*args) or 0
+    except BaseException as e:
+        if isinstance(e, _clerror):
+            _failed(NAMES[index], e, args)
+            code = (<object>e).code
+            handle = getattr(e, "result", 0) or 0
+        else:
+            try:
+                _report(NAMES[index])
+            except BaseException:
+                pass
+            code = CL_OUT_OF_HOST_MEMORY
+    if errcode_ret:
+        (<int32_t *>errcode_ret)[0] = code
+    return handle
+
+
+cdef size_t e_create_kernel(size_t program, size_t name, size_t errcode_ret) noexcept with gil:
+    return _created(I_CREATE_KERNEL, (program, name, errcode_ret), errcode_ret)
+
+
 def addresses():
     """name -> address of its direct C entry."""
     return {
@@ -338,7 +385,8 @@ def addresses():
         "clRetainMemObject": <size_t>e_retain_mem, "clReleaseMemObject": <size_t>e_release_mem,
         "clRetainProgram": <size_t>e_retain_program, "clReleaseProgram": <size_t>e_release_program,
         "clRetainKernel": <size_t>e_retain_kernel, "clReleaseKernel": <size_t>e_release_kernel,
-        "clGetMemObjectInfo": <size_t>e_mem_info,
+        "clGetMemObjectInfo": <size_t>e_mem_info, "clGetKernelInfo": <size_t>e_kernel_info,
+        "clGetKernelWorkGroupInfo": <size_t>e_kernel_wg_info, "clCreateKernel": <size_t>e_create_kernel,
     }
 
 
@@ -360,8 +408,10 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
     buffer commands and markers."""
     global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _prime_ndrange
     global _n_setarg, _n_event_info, _n_write, _n_read, _n_copy, _n_fill, _n_marker, _n_barrier
-    global _prime_command, _n_mem_info
+    global _prime_command, _n_mem_info, _n_kernel_info, _n_kernel_wg_info
     _n_mem_info = <event_info_fn><size_t>addresses.get("clGetMemObjectInfo", 0)
+    _n_kernel_info = <event_info_fn><size_t>addresses.get("clGetKernelInfo", 0)
+    _n_kernel_wg_info = <kernel_wg_info_fn><size_t>addresses.get("clGetKernelWorkGroupInfo", 0)
     _n_write = <transfer_fn><size_t>addresses["clEnqueueWriteBuffer"]
     _n_read = <transfer_fn><size_t>addresses["clEnqueueReadBuffer"]
     _n_copy = <copy_fn><size_t>addresses["clEnqueueCopyBuffer"]
@@ -398,6 +448,9 @@ KINDS = {
     "clEnqueueMarkerWithWaitList": ("ptr", "u32", "ptr", "ptr"),
     "clEnqueueBarrierWithWaitList": ("ptr", "u32", "ptr", "ptr"),
     "clGetMemObjectInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
+    "clGetKernelInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
+    "clGetKernelWorkGroupInfo": ("ptr", "ptr", "u32", "u64", "ptr", "ptr"),
+    "clCreateKernel": ("ptr", "ptr", "ptr"),
 }
 KINDS.update({name: ("ptr",) for name in REF_NAMES})
 # ... and of the native entries (pyplat/api/_native.pyx), some of which have no direct entry here

@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The API layer's native module: its one handle table, and the native fast path --
-clEnqueueNDRangeKernel, clSetKernelArg, clRetainEvent, clReleaseEvent, clFlush, clFinish,
-clWaitForEvents, clGetEventInfo, (native_commands.pxi) the small buffer commands, markers and
+clEnqueueNDRangeKernel, clRetainEvent, clReleaseEvent, clFlush, clFinish, clWaitForEvents,
+clGetEventInfo, (native_kernel_args.pxi) clSetKernelArg and the kernel queries programs repeat,
+(native_commands.pxi) the small buffer commands, markers and
 barriers, and (native_refs.pxi) clRetain*/clRelease* of contexts, queues, memory objects,
 programs and kernels, answered in C without the GIL (docs/runtime.md, "Fast path"). These are
 implementations of OpenCL entry points; they use the runtime only through its C interface
@@ -100,6 +101,7 @@ cdef struct hent_t:
 cdef struct kslot_t:              # a kernel's current plan (KernelSlot)
     long refs
     plan_t *plan                  # (tab_lock) NULL when the arguments changed since
+    void *args                    # kargs_t: its arguments as set natively (native_kernel_args.pxi)
 
 cdef struct nevent_t:
     pyplat_handle h               # every handle's layout, then
@@ -253,6 +255,7 @@ cdef void kslot_decref(kslot_t *k) noexcept nogil:
     if pp_add(&k.refs, -1) == 0:
         if k.plan != NULL:
             plan_decref(k.plan)
+        kargs_free(<kargs_t *>k.args)
         free(k)
 
 
@@ -277,11 +280,31 @@ cdef class KernelSlot:
     per kernel (made by the factory the bridge installs there), n_setarg may replace its plan."""
     cdef kslot_t *k
 
-    def __cinit__(self):
+    def __cinit__(self, bytes kinds=None, value_sizes=(), written=(), size_t stdout_key=0):
+        """kinds: per argument 0 by value, 1 buffer, 2 __local (LaunchShape.kinds); value_sizes:
+        the by-value sizes; written: which the kernel writes through; stdout_key: the key of
+        printf's output if it may print. Without them the native entries leave every argument
+        to Python."""
         self.k = <kslot_t *>calloc(1, sizeof(kslot_t))
         if self.k == NULL:
             raise MemoryError()
         self.k.refs = 1
+        if kinds is not None:
+            self.k.args = kargs_new(kinds, value_sizes, written, stdout_key)
+
+    # (native_kernel_args.pxi)
+    def take_args(self):
+        return take_args(self.k)
+
+    def note_set(self, int index, handle=None):
+        note_python_set(self.k, index, handle or 0, handle is not None)
+
+    def note_prepared(self):
+        note_prepared(self.k)
+
+    def learn_work_group_info(self, size_t device, uint64_t wg_size, compile_size, uint64_t multiple,
+                              uint64_t local_mem, uint64_t private_mem):
+        learn_work_group_info(self.k, device, wg_size, compile_size, multiple, local_mem, private_mem)
 
     def __dealloc__(self):
         if self.k != NULL:
@@ -328,10 +351,12 @@ cdef class KernelSlot:
         pthread_mutex_unlock(&tab_lock)
         if old != NULL:
             plan_decref(old)
+        note_plan_buffers(self.k, plan)    # (native_kernel_args.pxi)
 
 
 include "native_commands.pxi"
 include "native_buffers.pxi"
+include "native_kernel_args.pxi"
 
 
 cdef void *native_ref(int kind, native) except? NULL:
@@ -661,52 +686,6 @@ include "native_waits.pxi"
 include "native_refs.pxi"
 
 
-cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept nogil:
-    """clSetKernelArg of a by-value argument of a kernel that has a plan: to the value it has
-    already, nothing changes (pyopencl sets every argument before each launch); to another
-    value, the kernel's slot gets a plan derived from the current one (plan_derive), which the
-    Python side takes over when it next looks (KernelSlot.derived). Anything else -- a memory
-    object, a kernel without a plan, a wrong size -- is the Python entry's."""
-    cdef hent_t *e
-    cdef kslot_t *k = NULL
-    cdef plan_t *p = NULL
-    cdef plan_t *c
-    cdef plan_t *old = NULL
-    cdef int32_t r = PYPLAT_DEFER
-    if value == 0 or size == 0:
-        return PYPLAT_DEFER
-    pthread_mutex_lock(&tab_lock)
-    e = tab_find(kernel)
-    if e != NULL and e.kind == PYPLAT_KIND_KERNEL and e.ptr != NULL:
-        k = <kslot_t *>e.ptr
-        p = k.plan
-        if p != NULL:
-            plan_incref(p)
-            pp_add(&k.refs, 1)
-    pthread_mutex_unlock(&tab_lock)
-    if p == NULL:
-        return PYPLAT_DEFER
-    # (a plan's block never changes: it is read without its lock)
-    if index < <uint32_t>p.n_args and p.value_sizes[index] == size:
-        if memcmp(<void *>(<uint64_t *>p.args)[index], <void *>value, size) == 0:
-            r = CL_SUCCESS_
-        else:
-            c = plan_derive(p, index, value, size)
-            if c != NULL:
-                pthread_mutex_lock(&tab_lock)
-                if k.plan == p:                   # (else the Python side changed it meanwhile)
-                    old, k.plan, c = p, c, NULL
-                    r = CL_SUCCESS_
-                pthread_mutex_unlock(&tab_lock)
-                if old != NULL:
-                    plan_decref(old)              # the slot's reference
-                if c != NULL:
-                    plan_decref(c)
-    plan_decref(p)
-    kslot_decref(k)
-    return r
-
-
 def fast_path_entries():
     """{name: address} of the native entries: same C signature as the OpenCL function,
     PYPLAT_DEFER when not answered."""
@@ -719,6 +698,8 @@ def fast_path_entries():
             "clWaitForEvents": <size_t><wait_fn>n_wait,
             "clGetEventInfo": <size_t><event_info_fn>n_event_info,
             "clGetMemObjectInfo": <size_t><event_info_fn>n_mem_info,
+            "clGetKernelInfo": <size_t><event_info_fn>n_kernel_info,
+            "clGetKernelWorkGroupInfo": <size_t><kernel_wg_info_fn>n_kernel_wg_info,
             "clEnqueueWriteBuffer": <size_t><transfer_fn>n_write,
             "clEnqueueReadBuffer": <size_t><transfer_fn>n_read,
             "clEnqueueCopyBuffer": <size_t><copy_fn>n_copy,

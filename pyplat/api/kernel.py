@@ -61,6 +61,7 @@ def clSetKernelArg(kernel, arg_index, arg_size, arg_value):
         check(not arg_value, cl.CL_INVALID_ARG_VALUE, "a __local argument takes a NULL value")
         check(arg_size > 0, cl.CL_INVALID_ARG_SIZE, "a __local argument needs a size")
         k.set_arg(arg_index, ("local", arg_size))
+        handle = None
     elif arg.kind in ("global", "constant"):
         check(arg_size == 8, cl.CL_INVALID_ARG_SIZE, "a buffer argument's size is sizeof(cl_mem)")
         handle = ctypes.c_size_t.from_address(arg_value).value if arg_value else 0
@@ -69,10 +70,13 @@ def clSetKernelArg(kernel, arg_index, arg_size, arg_value):
             check(buffer.context is k.program.context, cl.CL_INVALID_MEM_OBJECT, "buffer from another context")
         k.set_arg(arg_index, ("mem", buffer))
     else:
+        handle = None
         check(arg_value, cl.CL_INVALID_ARG_VALUE, "arg_value is NULL")
         check(arg_size == arg.size, cl.CL_INVALID_ARG_SIZE,
               f"argument {arg.name} ({arg.type_name}) takes {arg.size} bytes, not {arg_size}")
         k.set_arg(arg_index, ("value", ctypes.string_at(arg_value, arg_size)))
+    if k.slot is not None:            # what the native clSetKernelArg compares with
+        k.slot.note_set(arg_index, handle)
 
 
 INFO = {
@@ -121,6 +125,16 @@ def clGetKernelWorkGroupInfo(kernel, device, param_name, param_value_size, param
         check(len(k.program.devices) == 1, cl.CL_INVALID_DEVICE, "device is NULL but the program has several")
         dev = k.program.devices[0]
     info.query(WG_INFO, (k, dev), param_name, param_value_size, param_value, param_value_size_ret)
+    if k.slot is not None and param_name in WG_CONSTANTS:    # the native entry answers from now on
+        k.slot.learn_work_group_info(device or 0, work_group_size(k, dev),
+                                     list(k.info.reqd_work_group_size or (0, 0, 0)),
+                                     dev.preferred_work_group_size_multiple,
+                                     k.info.local_mem_size + k.local_args_size(), k.info.private_mem_size)
+
+
+# What the native clGetKernelWorkGroupInfo answers once the Python entry has (per device)
+WG_CONSTANTS = (cl.CL_KERNEL_WORK_GROUP_SIZE, cl.CL_KERNEL_COMPILE_WORK_GROUP_SIZE, cl.CL_KERNEL_LOCAL_MEM_SIZE,
+                cl.CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, cl.CL_KERNEL_PRIVATE_MEM_SIZE)
 
 
 ARG_INFO = {

@@ -15,3 +15,4 @@ ctypedef int32_t (*fill_fn)(size_t, size_t, size_t, uint64_t, uint64_t, uint64_t
                             size_t) noexcept nogil
 ctypedef int32_t (*marker_fn)(size_t, uint32_t, size_t, size_t) noexcept nogil
 ctypedef size_t (*create_buffer_fn)(size_t, uint64_t, uint64_t, size_t, size_t) noexcept nogil
+ctypedef int32_t (*kernel_wg_info_fn)(size_t, size_t, uint32_t, uint64_t, size_t, size_t) noexcept nogil

@@ -29,9 +29,10 @@ class LaunchShape:
     argument block's layout (see Kernel.snapshot), which arguments the kernel writes through, and
     the launch sizes validated per device (api/enqueue.py), the latest of which a new object's
     first plan is told (Kernel.prepare_plan)."""
-    __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "geometries", "last_launch", "sizes")
+    __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "kinds", "geometries", "last_launch",
+                 "sizes", "fast")
 
-    def __init__(self, info):
+    def __init__(self, info, context):
         n = len(info.args)
         cells, offset = [], 8 * max(n, 1)
         for arg in info.args:
@@ -46,9 +47,14 @@ class LaunchShape:
         self.written = tuple(arg.written for arg in info.args)
         self.value_sizes = tuple(0 if arg.kind in ("global", "constant", "local") else arg.size
                                  for arg in info.args)
+        # per argument, for the native clSetKernelArg: 0 by value, 1 buffer, 2 __local
+        self.kinds = bytes(1 if arg.kind in ("global", "constant") else 2 if arg.kind == "local" else 0
+                           for arg in info.args)
         self.geometries = {}
         self.last_launch = None
         self.sizes = KernelSizes()    # the same, natively: what a plan without them takes on a launch
+        # The fast path launches with host addresses and moves no memory: not in such contexts.
+        self.fast = not migration.context_moves_memory(context)
 
     def remember_launch(self, device, work_dim, global_request, local_request, result):
         """A launch geometry the API layer validated on `device` (the request's size_t arrays as
@@ -73,13 +79,15 @@ class Kernel(RefCounted):
         self.args = [None] * len(info.args)
         self.shape = program.launch_shapes.get(info.name)
         if self.shape is None or len(self.shape.cells) != len(info.args):
-            self.shape = program.launch_shapes[info.name] = LaunchShape(info)
+            self.shape = program.launch_shapes[info.name] = LaunchShape(info, program.context)
         self.geometry_cache = self.shape.geometries   # validated launch sizes (api/enqueue.py)
         self._plan = None             # launch plan for the current argument values (see plan())
         self._space_plans = {}        # the same for devices with memory of their own, per space
-        # The fast path launches with host addresses and moves no memory: not in such contexts.
-        self._fast = not migration.context_moves_memory(program.context)
-        self.slot = new_slot() if new_slot is not None else None   # the plan as the fast path sees it
+        self._fast = self.shape.fast
+        # the plan and the arguments as the fast path sees them
+        self.slot = (new_slot(self.shape.kinds, self.shape.value_sizes, self.shape.written,
+                              id(STDOUT) if getattr(info, "prints", True) else 0)
+                     if new_slot is not None else None)
         self._prepared = False        # prepare_plan has run once (see there)
 
     def set_arg(self, index, value):
@@ -104,6 +112,8 @@ class Kernel(RefCounted):
         if not self.all_args_set:
             return
         self._prepared = True
+        if self.slot is not None:
+            self.slot.note_prepared()     # (the native clSetKernelArg may set the last one now)
         if not self._fast or self.slot is None or self.released_arg() is not None:
             return                    # (a released buffer: the launch reports it)
         plan = self.plan()
@@ -117,16 +127,30 @@ class Kernel(RefCounted):
                                    global_size, local, empty)
 
     def _sync(self):
-        """Take over the by-value arguments the native clSetKernelArg set since the plan was
-        made (it gave the kernel's slot a plan derived from this one: api/_native.pyx, n_setarg),
-        with that plan. Before any use of self.args' values or of the plan."""
-        if self._plan is not None and self.slot is not None:
-            derived = self.slot.derived(self._plan)
+        """Take over what the native clSetKernelArg set (api/native_kernel_args.pxi): by-value
+        arguments changed since the plan was made (it gave the kernel's slot a plan derived from
+        this one), with that plan; then the arguments it kept for this side (set without a plan,
+        a buffer that dropped it, or one it swapped in that plan), as set_arg would. Before any
+        use of self.args' values or of the plan."""
+        slot = self.slot
+        if slot is None:
+            return
+        if self._plan is not None:
+            derived = slot.derived(self._plan)
             if derived is not None:
                 self._plan, values = derived
                 self._space_plans = {}
                 for index, value in values.items():
                     self.args[index] = ("value", value)
+        taken = slot.take_args()
+        if taken:
+            for index, value, in_plan in taken:
+                old, self.args[index] = self.args[index], value
+                if not in_plan and (self._plan is not None or self._space_plans) and not _same_arg(old, value):
+                    self._disarm()
+                    self._plan = None
+                    self._space_plans = {}
+                    slot.set_plan(None)
 
     def current_plan(self):
         """The plan of the current arguments if there is one (None after a change)."""
@@ -135,11 +159,13 @@ class Kernel(RefCounted):
 
     @property
     def all_args_set(self):
+        self._sync()
         return all(a is not None for a in self.args)
 
     def released_arg(self):
         """Index of a memory argument the program has released since it was set (the spec leaves
         launching it undefined: it must not reach the kernel), or None."""
+        self._sync()
         for i, (kind, value) in enumerate(self.args):
             if kind == "mem" and value is not None and value.reference_count <= 0:
                 return i
@@ -157,6 +183,10 @@ class Kernel(RefCounted):
         self._sync()
         other = Kernel(self.program, self.info)
         other.args = list(self.args)
+        if other.slot is not None:
+            for index, arg in enumerate(other.args):
+                if arg is not None:
+                    other.slot.note_set(index)
         other.prepare_plan()
         return other
 
@@ -269,6 +299,7 @@ class Kernel(RefCounted):
 
     def local_args_size(self):
         """Bytes of __local arguments set so far (unset arguments count nothing)."""
+        self._sync()
         return sum((a[1] + 127) & ~127 for a in self.args if a is not None and a[0] == "local")
 
     def _disarm(self):
