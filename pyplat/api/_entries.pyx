@@ -29,6 +29,7 @@ include "native_entry_types.pxi"
 cdef extern from "pyplat_handle.h":
     enum:
         PYPLAT_DEFER
+    void *PYPLAT_DEFER_HANDLE
 cdef ndrange_fn _n_ndrange = NULL
 cdef wait_fn _n_wait = NULL
 cdef handle_fn _n_retain_event = NULL
@@ -44,6 +45,8 @@ cdef fill_fn _n_fill = NULL
 cdef marker_fn _n_marker = NULL
 cdef marker_fn _n_barrier = NULL
 cdef event_info_fn _n_mem_info = NULL
+cdef create_fn _n_create_user_event = NULL
+cdef set_status_fn _n_set_user_event_status = NULL
 cdef handle_fn _n_refs[10]            # clRetain*/clRelease* (REF_NAMES' order); NULL: none
 cdef object _prime_ndrange = None
 cdef object _prime_command = None
@@ -64,6 +67,8 @@ DEF I_MARKER = 12
 DEF I_BARRIER = 13
 DEF I_REFS = 14                        # ... to 23: REF_NAMES
 DEF I_MEM_INFO = 24
+DEF I_CREATE_USER_EVENT = 25
+DEF I_SET_USER_EVENT_STATUS = 26
 
 NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
          "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
@@ -75,7 +80,7 @@ REF_NAMES = ("clRetainContext", "clReleaseContext", "clRetainCommandQueue", "clR
              "clRetainMemObject", "clReleaseMemObject", "clRetainProgram", "clReleaseProgram",
              "clRetainKernel", "clReleaseKernel")
 NAMES += REF_NAMES
-NAMES += ("clGetMemObjectInfo",)
+NAMES += ("clGetMemObjectInfo", "clCreateUserEvent", "clSetUserEventStatus")
 
 
 cdef int32_t _status(int index, tuple args):
@@ -323,6 +328,46 @@ cdef int32_t e_mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
     return _info(_n_mem_info, I_MEM_INFO, mem, param, size, value, size_ret)
 
 
+cdef size_t _created(int index, tuple args, size_t errcode_ret):
+    """Call the Python implementation of a clCreate* entry (GIL held) as the bridge's creator
+    wrapper does: its object's handle, the status through errcode_ret."""
+    cdef int32_t code = CL_SUCCESS
+    result = 0
+    try:
+        result = _impl[index](*args)
+    except BaseException as e:
+        if isinstance(e, _clerror):
+            _failed(NAMES[index], e, args)
+            code, result = (<object>e).code, getattr(e, "result", 0)
+        else:
+            try:
+                _report(NAMES[index])
+            except BaseException:
+                pass
+            code, result = CL_OUT_OF_HOST_MEMORY, 0
+    if errcode_ret:
+        (<int32_t *>errcode_ret)[0] = code
+    return result or 0
+
+
+cdef size_t e_create_user_event(size_t context, size_t errcode_ret) noexcept with gil:
+    cdef size_t event
+    if _n_create_user_event != NULL:
+        event = _n_create_user_event(context, errcode_ret)
+        if event != <size_t>PYPLAT_DEFER_HANDLE:
+            return event
+    return _created(I_CREATE_USER_EVENT, (context, errcode_ret), errcode_ret)
+
+
+cdef int32_t e_set_user_event_status(size_t event, int32_t status) noexcept with gil:
+    cdef int32_t answer
+    if _n_set_user_event_status != NULL:
+        answer = _n_set_user_event_status(event, status)
+        if answer != PYPLAT_DEFER:
+            return answer
+    return _status(I_SET_USER_EVENT_STATUS, (event, status))
+
+
 def addresses():
     """name -> address of its direct C entry."""
     return {
@@ -338,7 +383,8 @@ def addresses():
         "clRetainMemObject": <size_t>e_retain_mem, "clReleaseMemObject": <size_t>e_release_mem,
         "clRetainProgram": <size_t>e_retain_program, "clReleaseProgram": <size_t>e_release_program,
         "clRetainKernel": <size_t>e_retain_kernel, "clReleaseKernel": <size_t>e_release_kernel,
-        "clGetMemObjectInfo": <size_t>e_mem_info,
+        "clGetMemObjectInfo": <size_t>e_mem_info, "clCreateUserEvent": <size_t>e_create_user_event,
+        "clSetUserEventStatus": <size_t>e_set_user_event_status,
     }
 
 
@@ -360,7 +406,9 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
     buffer commands and markers."""
     global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _prime_ndrange
     global _n_setarg, _n_event_info, _n_write, _n_read, _n_copy, _n_fill, _n_marker, _n_barrier
-    global _prime_command, _n_mem_info
+    global _prime_command, _n_mem_info, _n_create_user_event, _n_set_user_event_status
+    _n_create_user_event = <create_fn><size_t>addresses.get("clCreateUserEvent", 0)
+    _n_set_user_event_status = <set_status_fn><size_t>addresses.get("clSetUserEventStatus", 0)
     _n_mem_info = <event_info_fn><size_t>addresses.get("clGetMemObjectInfo", 0)
     _n_write = <transfer_fn><size_t>addresses["clEnqueueWriteBuffer"]
     _n_read = <transfer_fn><size_t>addresses["clEnqueueReadBuffer"]
@@ -398,5 +446,6 @@ KINDS = {
     "clEnqueueMarkerWithWaitList": ("ptr", "u32", "ptr", "ptr"),
     "clEnqueueBarrierWithWaitList": ("ptr", "u32", "ptr", "ptr"),
     "clGetMemObjectInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
+    "clCreateUserEvent": ("ptr", "ptr"), "clSetUserEventStatus": ("ptr", "i32"),
 }
 KINDS.update({name: ("ptr",) for name in REF_NAMES})

@@ -103,6 +103,8 @@ cdef struct nevent_t:
     long refs                     # the OpenCL count until adopted
     qcore_t *q                    # a reference until adopted or released
     uint32_t command_type         # CL_COMMAND_*: the type of its core Event when adopted
+    size_t context_handle         # user events (native_user_events.pxi): their context's handle
+    int status_set                # ... whose status was set
 
 cdef pthread_mutex_t tab_lock
 pthread_mutex_init(&tab_lock, NULL)
@@ -488,6 +490,8 @@ def adopt_event(size_t h, factory):
     cdef qcore_t *q = NULL
     cdef long refs = 0
     cdef uint32_t command_type = 0
+    if is_native_user_event(h):            # (native_user_events.pxi)
+        return adopt_user_event(h)
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_EVENT and e.flags == HF_NATIVE:
@@ -630,19 +634,23 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_EVENT and e.flags == HF_NATIVE:
-        r = CL_SUCCESS_
         s = <nevent_t *>h
-        s.refs -= 1
-        if s.refs == 0:
-            c, q, s.q = <cmd_t *>e.ptr, s.q, NULL
-            tab_delete(e)
-            bury(&s.h)
+        if s.context_handle != 0:          # a user event (native_user_events.pxi)
+            r = user_release_locked(e, s, &c)
+        else:
+            r = CL_SUCCESS_
+            s.refs -= 1
+            if s.refs == 0:
+                c, q, s.q = <cmd_t *>e.ptr, s.q, NULL
+                tab_delete(e)
+                bury(&s.h)
     elif e != NULL and e.kind == PYPLAT_KIND_EVENT and e.api_refs > 1:    # (native_refs.pxi)
         e.api_refs -= 1
         r = CL_SUCCESS_
     pthread_mutex_unlock(&tab_lock)
     if c != NULL:
         cmd_decref(c)
+    if q != NULL:
         hold_done(&q.events)
         qcore_decref(q)
     return r
@@ -650,6 +658,7 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
 
 include "native_waits.pxi"
 include "native_refs.pxi"
+include "native_user_events.pxi"
 
 
 cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept nogil:
@@ -715,7 +724,8 @@ def fast_path_entries():
             "clEnqueueCopyBuffer": <size_t><copy_fn>n_copy,
             "clEnqueueFillBuffer": <size_t><fill_fn>n_fill,
             "clEnqueueMarkerWithWaitList": <size_t><marker_fn>n_marker,
-            "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries()}
+            "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries(),
+            **user_event_entries()}
 
 
 def handle_layout():

@@ -14,7 +14,7 @@ import sys
 import traceback
 
 from pyplat import cl, config, log
-from pyplat.api import _entries, _native, diagnostics, enqueue, handles
+from pyplat.api import _entries, _native, diagnostics, enqueue, event, handles
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
 from pyplat.core import kernel as core_kernel
@@ -153,6 +153,7 @@ def direct_entries(implemented=IMPLEMENTED):
                   else _native.fast_path_entries())
         _entries.use_fast_path(native, enqueue.prime_ndrange, enqueue.prime_command)
         handles.adopter = lambda address: _native.adopt_event(address, enqueue.adopt_native_event)
+        _native.set_user_event_factory(event.adopt_native_user_event)
         handles.native_of = _native_of
         _native_entries.update(native)
     return _slots_of(direct)
