@@ -251,6 +251,35 @@ def test_the_context_released_first(env):
     assert CL.clGetContextInfo(ctx, cl.CL_CONTEXT_REFERENCE_COUNT, 4, addr(v), 0) == cl.CL_INVALID_CONTEXT
 
 
+def test_markers_behind_user_events_and_at_once(env):
+    """A native marker with nothing to wait for is complete when the call returns (it needs no
+    worker); one behind a user event completes when the event is set, or fails with it."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    m = S()
+    assert CL.clEnqueueMarkerWithWaitList(q, 0, 0, addr(m)) == 0
+    assert CL.clFinish(q) == 0 and CL.clReleaseEvent(m.value) == 0
+    for _ in range(3):
+        assert CL.clEnqueueMarkerWithWaitList(q, 0, 0, addr(m)) == 0
+        assert handles.peek(m.value) is None                  # native
+        assert event_status(m.value) == cl.CL_COMPLETE
+        assert CL.clReleaseEvent(m.value) == 0
+    for status in (cl.CL_COMPLETE, -9):
+        u = user_event(ctx)
+        gated, after = S(), S()
+        assert CL.clEnqueueMarkerWithWaitList(q, 1, addr(wl([u])), addr(gated)) == 0
+        assert CL.clEnqueueBarrierWithWaitList(q, 0, 0, addr(after)) == 0
+        time.sleep(0.02)
+        assert event_status(gated.value) > cl.CL_COMPLETE and event_status(after.value) > cl.CL_COMPLETE
+        assert native_set(u, status) == 0
+        want = cl.CL_SUCCESS if status == cl.CL_COMPLETE else cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+        assert CL.clWaitForEvents(1, addr(wl([gated.value]))) == want
+        assert CL.clWaitForEvents(1, addr(wl([after.value]))) == cl.CL_SUCCESS   # order: no failure
+        for ev in (gated.value, after.value, u):
+            assert CL.clReleaseEvent(ev) == 0
+    CL.clReleaseCommandQueue(q)
+
+
 C_PROGRAM = r"""
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>

@@ -38,7 +38,8 @@ from pyplat.runtime._sched cimport (
     pthread_mutex_destroy,
     K_NOP, K_COPY, K_FILL, CL_SUCCESS_, CL_OUT_OF_HOST_MEMORY_, ERR_WAIT_LIST, cmd_t, qcore_t, plan_t,
     hold_t, access_t, hold_init, hold_acquire,
-    cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_attach, cmd_wait, track_join,
+    cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_commit_nop, cmd_attach, cmd_wait,
+    track_join,
     abort_oom, reap_pending, order_locked, qcore_incref, qcore_decref, key_hash, hold_use, hold_done,
     plan_incref, plan_decref, plan_derive, plan_start, fill_launch, fork_lose_queue, fork_lose_command,
     Command, Driver, QueueCore, LaunchPlan, wrap_command, wrap_derived)

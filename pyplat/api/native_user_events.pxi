@@ -35,35 +35,39 @@ def set_user_event_factory(fn):
 
 cdef size_t n_create_user_event(size_t context, size_t errcode_ret) noexcept nogil:
     """clCreateUserEvent on a context whose application references are counted in the table;
-    PYPLAT_DEFER_HANDLE (errcode_ret untouched) for anything else."""
+    PYPLAT_DEFER_HANDLE (errcode_ret untouched) for anything else. One pass under the table lock:
+    the context's check and reference, the handle's memory (a spare, as hmem_new), the entry."""
+    global n_spares
     cdef hent_t *e
     cdef size_t context_id
-    cdef cmd_t *c
-    cdef nevent_t *s = <nevent_t *>hmem_new()
-    if s == NULL:
-        return <size_t>PYPLAT_DEFER_HANDLE
-    c = cmd_new(K_USER)
+    cdef nevent_t *s = NULL
+    cdef cmd_t *c = cmd_new(K_USER)
     if c == NULL:
-        hmem_unused(s)
         return <size_t>PYPLAT_DEFER_HANDLE
     c.status = ST_SUBMITTED
     c.times[1] = c.times[0]
     c.refs += 1                            # pending until its status is set
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(context)
+    if e != NULL and e.kind == PYPLAT_KIND_CONTEXT and e.api_refs > 0 and e.obj != NULL:
+        if n_spares > 0:
+            n_spares -= 1
+            s = <nevent_t *>spares[n_spares]
+            memset(s, 0, HANDLE_BYTES)
+        else:
+            s = <nevent_t *>calloc(1, HANDLE_BYTES)
+    if s == NULL:
+        pthread_mutex_unlock(&tab_lock)
+        cmd_free(c)
+        return <size_t>PYPLAT_DEFER_HANDLE
+    e.api_refs += 1                        # the event's reference to its context
+    context_id = <size_t>e.obj             # id() of the core context, as other entries keep it
+    s.h.dispatch = <void *>h_dispatch
     s.h.magic, s.h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_EVENT
     s.h.serial = <uint64_t>pp_add(&handle_serial, 1)
     s.refs = 1
     s.command_type = CL_COMMAND_USER
     s.context_handle = context
-    pthread_mutex_lock(&tab_lock)
-    e = tab_find(context)
-    if e == NULL or e.kind != PYPLAT_KIND_CONTEXT or e.api_refs <= 0 or e.obj == NULL:
-        pthread_mutex_unlock(&tab_lock)
-        cmd_free(c)
-        hmem_unused(s)
-        return <size_t>PYPLAT_DEFER_HANDLE
-    e.api_refs += 1                        # the event's reference to its context
-    context_id = <size_t>e.obj             # id() of the core context, as other entries keep it
-    s.h.dispatch = <void *>h_dispatch
     e = tab_insert(<size_t>s)
     e.kind, e.flags, e.ptr, e.context = PYPLAT_KIND_EVENT, HF_NATIVE, c, context_id
     pthread_mutex_unlock(&tab_lock)

@@ -205,6 +205,17 @@ cdef void cmd_commit(cmd_t *c) noexcept nogil:
     default_notify(c.driver, c, NULL)
 
 
+cdef void cmd_commit_nop(cmd_t *c) noexcept nogil:
+    """cmd_commit of a command with nothing to run (K_NOP: a marker, a barrier): when nothing
+    holds it back it completes here, on the committing thread, instead of waking a worker only
+    to set its status (a host loop of markers then leaves no chain of them for the pool)."""
+    pp_add(&c.refs, 1)
+    cmd_set_status(c, ST_SUBMITTED)
+    c.driver.submit(c.driver, c)
+    if pp_add(&c.wait_count, -1) == 0:
+        execute(c)
+
+
 cdef void cmd_attach(cmd_t *c, qtrack_t *q) noexcept nogil:
     """Count c among the queue's unfinished commands (right before commit)."""
     c.queue = q
