@@ -3,6 +3,7 @@ clSetUserEventStatus answered without the GIL, their retains and releases native
 usable everywhere a user event is -- in the wait lists of native commands and launches, in
 clWaitForEvents, and, once a Python entry adopts them, in info queries, callbacks and counts."""
 import ctypes
+import threading
 import time
 
 import numpy as np
@@ -155,6 +156,9 @@ def test_adoption_keeps_info_callbacks_and_status(env):
     c = S()
     assert CL.clGetEventInfo(u, cl.CL_EVENT_CONTEXT, 8, addr(c), 0) == 0 and c.value == ctx
     assert CL.clGetEventInfo(u, cl.CL_EVENT_COMMAND_QUEUE, 8, addr(c), 0) == 0 and c.value == 0
+    t = ctypes.c_uint64()
+    assert (CL.clGetEventProfilingInfo(u, cl.CL_PROFILING_COMMAND_QUEUED, 8, addr(t), 0)
+            == cl.CL_PROFILING_INFO_NOT_AVAILABLE)                # a user event has no queue
     seen = []
     callback = ctypes.CFUNCTYPE(None, S, I32, ctypes.c_void_p)(lambda ev, st, user: seen.append((ev, st)))
     assert CL.clSetEventCallback(u, cl.CL_COMPLETE, ctypes.cast(callback, ctypes.c_void_p).value, 0) == 0
@@ -172,6 +176,29 @@ def test_adoption_keeps_info_callbacks_and_status(env):
     assert event_status(u) == -3
     assert CL.clSetUserEventStatus(u, cl.CL_COMPLETE) == cl.CL_INVALID_OPERATION
     assert CL.clReleaseEvent(u) == 0
+
+
+def test_a_python_path_wait_list_adopts_it(env):
+    """A blocking read with a wait list is the Python entry's: it adopts the native user event
+    and waits for it, set natively from another thread meanwhile."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    a = make_buffer(ctx, 64)
+    data = np.arange(16, dtype=np.int32) * 3
+    assert CL.clEnqueueWriteBuffer(q, a, 1, 0, 64, addr(data), 0, 0, 0) == 0
+    u = user_event(ctx)
+    setter = threading.Timer(0.05, CL.clSetUserEventStatus, (u, cl.CL_COMPLETE))
+    setter.start()
+    got = np.zeros(16, dtype=np.int32)
+    assert CL.clEnqueueReadBuffer(q, a, 1, 0, 64, addr(got), 1, addr(wl([u])), 0) == 0
+    setter.join()
+    assert got.tolist() == data.tolist()
+    assert handles.peek(u) is not None                       # adopted by the Python entry
+    assert event_status(u) == cl.CL_COMPLETE
+    assert CL.clSetUserEventStatus(u, cl.CL_COMPLETE) == cl.CL_INVALID_OPERATION
+    assert CL.clReleaseEvent(u) == 0
+    CL.clReleaseMemObject(a)
+    CL.clReleaseCommandQueue(q)
 
 
 def test_double_set_and_bad_status_are_the_python_entrys_errors(env):

@@ -2,8 +2,9 @@
 """The API layer's native module: its one handle table, and the native fast path --
 clEnqueueNDRangeKernel, clSetKernelArg, clRetainEvent, clReleaseEvent, clFlush, clFinish,
 clWaitForEvents, clGetEventInfo, (native_commands.pxi) the small buffer commands, markers and
-barriers, and (native_refs.pxi) clRetain*/clRelease* of contexts, queues, memory objects,
-programs and kernels, answered in C without the GIL (docs/runtime.md, "Fast path"). These are
+barriers, (native_refs.pxi) clRetain*/clRelease* of contexts, queues, memory objects,
+programs and kernels, and (native_user_events.pxi) clCreateUserEvent and clSetUserEventStatus,
+answered in C without the GIL (docs/runtime.md, "Fast path"). These are
 implementations of OpenCL entry points; they use the runtime only through its C interface
 (pyplat/runtime/_sched.pxd: commands, queues' ordering cores, launch plans, holds).
 

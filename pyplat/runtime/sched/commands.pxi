@@ -13,7 +13,8 @@ cdef cmd_t *cmd_new(int kind) noexcept nogil:
     c.wait_count = 1               # enqueue's hold until linking is done
     c.status = ST_QUEUED
     c.kind = kind
-    c.times[0] = pp_now_ns()
+    if kind != K_USER or trace_on:          # (a user event has no profiling info: no clock read)
+        c.times[0] = pp_now_ns()
     trace_command_new(c)
     return c
 
@@ -143,7 +144,7 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
     """Status change; on completion or failure: C callbacks, broadcast, wake host waiters."""
     cdef cmd_t **waiters = NULL
     cdef int n = 0, i, needs_reap = 0
-    cdef unsigned long long t = pp_now_ns()
+    cdef unsigned long long t = pp_now_ns() if c.kind != K_USER or trace_on else 0   # (as cmd_new)
     cdef cmd_t *w
     cdef size_t entry
     pthread_mutex_lock(&c.lock)
