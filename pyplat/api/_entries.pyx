@@ -29,6 +29,7 @@ include "native_entry_types.pxi"
 cdef extern from "pyplat_handle.h":
     enum:
         PYPLAT_DEFER
+    void *PYPLAT_DEFER_HANDLE
 cdef ndrange_fn _n_ndrange = NULL
 cdef wait_fn _n_wait = NULL
 cdef handle_fn _n_retain_event = NULL
@@ -46,6 +47,8 @@ cdef marker_fn _n_barrier = NULL
 cdef event_info_fn _n_mem_info = NULL
 cdef event_info_fn _n_kernel_info = NULL
 cdef kernel_wg_info_fn _n_kernel_wg_info = NULL
+cdef create_fn _n_create_user_event = NULL
+cdef set_status_fn _n_set_user_event_status = NULL
 cdef handle_fn _n_refs[10]            # clRetain*/clRelease* (REF_NAMES' order); NULL: none
 cdef object _prime_ndrange = None
 cdef object _prime_command = None
@@ -69,6 +72,8 @@ DEF I_MEM_INFO = 24
 DEF I_KERNEL_INFO = 25
 DEF I_KERNEL_WG_INFO = 26
 DEF I_CREATE_KERNEL = 27
+DEF I_CREATE_USER_EVENT = 28
+DEF I_SET_USER_EVENT_STATUS = 29
 
 NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
          "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
@@ -80,7 +85,8 @@ REF_NAMES = ("clRetainContext", "clReleaseContext", "clRetainCommandQueue", "clR
              "clRetainMemObject", "clReleaseMemObject", "clRetainProgram", "clReleaseProgram",
              "clRetainKernel", "clReleaseKernel")
 NAMES += REF_NAMES
-NAMES += ("clGetMemObjectInfo", "clGetKernelInfo", "clGetKernelWorkGroupInfo", "clCreateKernel")
+NAMES += ("clGetMemObjectInfo", "clGetKernelInfo", "clGetKernelWorkGroupInfo", "clCreateKernel",
+          "clCreateUserEvent", "clSetUserEventStatus")
 
 
 cdef int32_t _status(int index, tuple args):
@@ -370,6 +376,24 @@ cdef size_t e_create_kernel(size_t program, size_t name, size_t errcode_ret) noe
     return _created(I_CREATE_KERNEL, (program, name, errcode_ret), errcode_ret)
 
 
+cdef size_t e_create_user_event(size_t context, size_t errcode_ret) noexcept with gil:
+    cdef size_t event
+    if _n_create_user_event != NULL:
+        event = _n_create_user_event(context, errcode_ret)
+        if event != <size_t>PYPLAT_DEFER_HANDLE:
+            return event
+    return _created(I_CREATE_USER_EVENT, (context, errcode_ret), errcode_ret)
+
+
+cdef int32_t e_set_user_event_status(size_t event, int32_t status) noexcept with gil:
+    cdef int32_t answer
+    if _n_set_user_event_status != NULL:
+        answer = _n_set_user_event_status(event, status)
+        if answer != PYPLAT_DEFER:
+            return answer
+    return _status(I_SET_USER_EVENT_STATUS, (event, status))
+
+
 def addresses():
     """name -> address of its direct C entry."""
     return {
@@ -387,6 +411,8 @@ def addresses():
         "clRetainKernel": <size_t>e_retain_kernel, "clReleaseKernel": <size_t>e_release_kernel,
         "clGetMemObjectInfo": <size_t>e_mem_info, "clGetKernelInfo": <size_t>e_kernel_info,
         "clGetKernelWorkGroupInfo": <size_t>e_kernel_wg_info, "clCreateKernel": <size_t>e_create_kernel,
+        "clGetMemObjectInfo": <size_t>e_mem_info, "clCreateUserEvent": <size_t>e_create_user_event,
+        "clSetUserEventStatus": <size_t>e_set_user_event_status,
     }
 
 
@@ -409,6 +435,9 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
     global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _prime_ndrange
     global _n_setarg, _n_event_info, _n_write, _n_read, _n_copy, _n_fill, _n_marker, _n_barrier
     global _prime_command, _n_mem_info, _n_kernel_info, _n_kernel_wg_info
+    global _n_create_user_event, _n_set_user_event_status
+    _n_create_user_event = <create_fn><size_t>addresses.get("clCreateUserEvent", 0)
+    _n_set_user_event_status = <set_status_fn><size_t>addresses.get("clSetUserEventStatus", 0)
     _n_mem_info = <event_info_fn><size_t>addresses.get("clGetMemObjectInfo", 0)
     _n_kernel_info = <event_info_fn><size_t>addresses.get("clGetKernelInfo", 0)
     _n_kernel_wg_info = <kernel_wg_info_fn><size_t>addresses.get("clGetKernelWorkGroupInfo", 0)
@@ -451,6 +480,7 @@ KINDS = {
     "clGetKernelInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
     "clGetKernelWorkGroupInfo": ("ptr", "ptr", "u32", "u64", "ptr", "ptr"),
     "clCreateKernel": ("ptr", "ptr", "ptr"),
+    "clCreateUserEvent": ("ptr", "ptr"), "clSetUserEventStatus": ("ptr", "i32"),
 }
 KINDS.update({name: ("ptr",) for name in REF_NAMES})
 # ... and of the native entries (pyplat/api/_native.pyx), some of which have no direct entry here

@@ -2,9 +2,10 @@
 """The API layer's native module: its one handle table, and the native fast path --
 clEnqueueNDRangeKernel, clRetainEvent, clReleaseEvent, clFlush, clFinish, clWaitForEvents,
 clGetEventInfo, (native_kernel_args.pxi) clSetKernelArg and the kernel queries programs repeat,
-(native_commands.pxi) the small buffer commands, markers and
-barriers, and (native_refs.pxi) clRetain*/clRelease* of contexts, queues, memory objects,
-programs and kernels, answered in C without the GIL (docs/runtime.md, "Fast path"). These are
+(native_commands.pxi) the small buffer commands, markers and barriers, (native_buffers.pxi)
+clCreateBuffer, (native_refs.pxi) clRetain*/clRelease* of contexts, queues, memory objects,
+programs and kernels, and (native_user_events.pxi) clCreateUserEvent and clSetUserEventStatus,
+answered in C without the GIL (docs/runtime.md, "Fast path"). These are
 implementations of OpenCL entry points; they use the runtime only through its C interface
 (pyplat/runtime/_sched.pxd: commands, queues' ordering cores, launch plans, holds).
 
@@ -39,7 +40,8 @@ from pyplat.runtime._sched cimport (
     pthread_mutex_destroy,
     K_NOP, K_COPY, K_FILL, CL_SUCCESS_, CL_OUT_OF_HOST_MEMORY_, ERR_WAIT_LIST, cmd_t, qcore_t, plan_t,
     hold_t, access_t, hold_init, hold_acquire, hold_pin, hold_unpin_idle, hold_unpin,
-    cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_attach, cmd_wait, track_join,
+    cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_commit_nop, cmd_attach, cmd_wait,
+    track_join,
     abort_oom, reap_pending, order_locked, qcore_incref, qcore_decref, key_hash, hold_use, hold_done,
     plan_incref, plan_decref, plan_derive, plan_start, fill_launch, fork_lose_queue, fork_lose_command,
     Command, Driver, QueueCore, LaunchPlan, wrap_command, wrap_derived)
@@ -108,6 +110,8 @@ cdef struct nevent_t:
     long refs                     # the OpenCL count until adopted
     qcore_t *q                    # a reference until adopted or released
     uint32_t command_type         # CL_COMMAND_*: the type of its core Event when adopted
+    size_t context_handle         # user events (native_user_events.pxi): their context's handle
+    int status_set                # ... whose status was set
 
 cdef pthread_mutex_t tab_lock
 pthread_mutex_init(&tab_lock, NULL)
@@ -522,6 +526,8 @@ def adopt_event(size_t h, factory):
     cdef qcore_t *q = NULL
     cdef long refs = 0
     cdef uint32_t command_type = 0
+    if is_native_user_event(h):            # (native_user_events.pxi)
+        return adopt_user_event(h)
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_EVENT and e.flags == HF_NATIVE:
@@ -664,19 +670,23 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_EVENT and e.flags == HF_NATIVE:
-        r = CL_SUCCESS_
         s = <nevent_t *>h
-        s.refs -= 1
-        if s.refs == 0:
-            c, q, s.q = <cmd_t *>e.ptr, s.q, NULL
-            tab_delete(e)
-            bury(&s.h)
+        if s.context_handle != 0:          # a user event (native_user_events.pxi)
+            r = user_release_locked(e, s, &c)
+        else:
+            r = CL_SUCCESS_
+            s.refs -= 1
+            if s.refs == 0:
+                c, q, s.q = <cmd_t *>e.ptr, s.q, NULL
+                tab_delete(e)
+                bury(&s.h)
     elif e != NULL and e.kind == PYPLAT_KIND_EVENT and e.api_refs > 1:    # (native_refs.pxi)
         e.api_refs -= 1
         r = CL_SUCCESS_
     pthread_mutex_unlock(&tab_lock)
     if c != NULL:
         cmd_decref(c)
+    if q != NULL:
         hold_done(&q.events)
         qcore_decref(q)
     return r
@@ -684,6 +694,7 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
 
 include "native_waits.pxi"
 include "native_refs.pxi"
+include "native_user_events.pxi"
 
 
 def fast_path_entries():
@@ -706,7 +717,7 @@ def fast_path_entries():
             "clEnqueueFillBuffer": <size_t><fill_fn>n_fill,
             "clEnqueueMarkerWithWaitList": <size_t><marker_fn>n_marker,
             "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries(),
-            **create_buffer_entry()}
+            **create_buffer_entry(), **user_event_entries()}
 
 
 def handle_layout():

@@ -14,7 +14,7 @@ import sys
 import traceback
 
 from pyplat import cl, config, log
-from pyplat.api import _entries, _native, diagnostics, enqueue, handles, memory
+from pyplat.api import _entries, _native, diagnostics, enqueue, event, handles, memory
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
 from pyplat.core import kernel as core_kernel
@@ -157,6 +157,7 @@ def direct_entries(implemented=IMPLEMENTED):
         if log.on("memory") or log.on("refcounts"):        # (Python logs every buffer made)
             native.pop("clCreateBuffer", None)
         handles.adopter = _adopt_native
+        _native.set_user_event_factory(event.adopt_native_user_event)
         handles.native_of = _native_of
         _native_entries.update(native)
     return _slots_of(direct)

@@ -72,6 +72,17 @@ def clCreateUserEvent(context, errcode_ret):
     return handles.created(UserEvent(ctx), handles.EVENT)
 
 
+def adopt_native_user_event(context, command, status_set):
+    """The core UserEvent of a user event the fast path made natively (native_user_events.pxi),
+    when Python first needs it: its one reference stands for the application's (counted in the
+    handle table, as for handles.created), and the context reference the event held there
+    becomes its own retain."""
+    ev = UserEvent(context, command)
+    ev.status_set = status_set
+    handles.release(context)
+    return ev
+
+
 @entry
 def clSetUserEventStatus(event, execution_status):
     ev = lookup_event(event)

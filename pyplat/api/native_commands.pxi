@@ -201,7 +201,10 @@ cdef int32_t ncall_submit(ncall_t *a, cmd_t *c, access_t *acc, int n_acc, int ba
     cmd_attach(c, a.q.track)
     if s != NULL:
         publish_event(s, a.q, c, command_type, event)
-    cmd_commit(c)
+    if c.kind == K_NOP:                       # a marker or barrier: done here when it may be
+        cmd_commit_nop(c)
+    else:
+        cmd_commit(c)
     if blocking:                              # (no wait list, order links only: it cannot fail)
         c.driver.flush(c.driver)
         c.driver.join(c.driver, c)

@@ -42,8 +42,11 @@ class Event(RefCounted):
 class UserEvent(Event):
     """clCreateUserEvent: starts CL_SUBMITTED; the host sets its status once."""
 
-    def __init__(self, context):
-        super().__init__(context, None, cl.CL_COMMAND_USER, Command(KIND_USER, None, name="user event"))
+    def __init__(self, context, command=None):
+        """`command`: the K_USER command of a user event the API layer made natively (adopted)."""
+        if command is None:
+            command = Command(KIND_USER, None, name="user event")
+        super().__init__(context, None, cl.CL_COMMAND_USER, command)
         self.status_set = False
 
     def set_status(self, status):

@@ -288,6 +288,8 @@ cdef inline size_t key_hash(size_t key) noexcept nogil:
 cdef cmd_t *cmd_new(int kind) noexcept nogil
 cdef int link(cmd_t *waiter, cmd_t *ev) noexcept nogil
 cdef void cmd_commit(cmd_t *c) noexcept nogil
+cdef void cmd_commit_nop(cmd_t *c) noexcept nogil     # K_NOP: completes at once when it may
+cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil   # user events: CL_COMPLETE or < 0
 cdef void cmd_attach(cmd_t *c, qtrack_t *q) noexcept nogil
 cdef void cmd_wait(cmd_t *c) noexcept nogil
 cdef void fork_lose_queue(qcore_t *q) noexcept nogil

@@ -13,7 +13,8 @@ cdef cmd_t *cmd_new(int kind) noexcept nogil:
     c.wait_count = 1               # enqueue's hold until linking is done
     c.status = ST_QUEUED
     c.kind = kind
-    c.times[0] = pp_now_ns()
+    if kind != K_USER or trace_on:          # (a user event has no profiling info: no clock read)
+        c.times[0] = pp_now_ns()
     trace_command_new(c)
     return c
 
@@ -143,7 +144,7 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
     """Status change; on completion or failure: C callbacks, broadcast, wake host waiters."""
     cdef cmd_t **waiters = NULL
     cdef int n = 0, i, needs_reap = 0
-    cdef unsigned long long t = pp_now_ns()
+    cdef unsigned long long t = pp_now_ns() if c.kind != K_USER or trace_on else 0   # (as cmd_new)
     cdef cmd_t *w
     cdef size_t entry
     pthread_mutex_lock(&c.lock)
@@ -203,6 +204,17 @@ cdef void cmd_commit(cmd_t *c) noexcept nogil:
     cmd_set_status(c, ST_SUBMITTED)
     c.driver.submit(c.driver, c)
     default_notify(c.driver, c, NULL)
+
+
+cdef void cmd_commit_nop(cmd_t *c) noexcept nogil:
+    """cmd_commit of a command with nothing to run (K_NOP: a marker, a barrier): when nothing
+    holds it back it completes here, on the committing thread, instead of waking a worker only
+    to set its status (a host loop of markers then leaves no chain of them for the pool)."""
+    pp_add(&c.refs, 1)
+    cmd_set_status(c, ST_SUBMITTED)
+    c.driver.submit(c.driver, c)
+    if pp_add(&c.wait_count, -1) == 0:
+        execute(c)
 
 
 cdef void cmd_attach(cmd_t *c, qtrack_t *q) noexcept nogil:
