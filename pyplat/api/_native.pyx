@@ -196,6 +196,19 @@ cdef inline void tab_delete(hent_t *e) noexcept nogil:
 cdef size_t HANDLE_BYTES = sizeof(nevent_t)
 
 
+cdef void *hmem_take_locked() noexcept nogil:
+    """(tab_lock held) Zeroed memory for a new handle: a spare, else the allocator's; or NULL.
+    For creations done in one pass under the lock."""
+    global n_spares
+    cdef void *m
+    if n_spares > 0:
+        n_spares -= 1
+        m = spares[n_spares]
+        memset(m, 0, HANDLE_BYTES)
+        return m
+    return calloc(1, HANDLE_BYTES)
+
+
 cdef void *hmem_new() noexcept nogil:
     """Zeroed memory for a new handle (a spare, else the allocator's), or NULL."""
     global n_spares

@@ -78,10 +78,9 @@ cdef size_t n_create_buffer(size_t context, uint64_t flags, uint64_t size, size_
     cdef hent_t *e
     cdef nctx_t *x
     cdef nmem_t *m
-    cdef pyplat_handle *h
+    cdef pyplat_handle *h = NULL
     cdef char *raw = NULL
     cdef size_t ctx_id = 0
-    cdef int ok = 0
     cdef bint wants_ptr = (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0
     if (flags & ~(<uint64_t>MEM_SIMPLE_BITS) or not one_bit_at_most(flags & MEM_ACCESS_BITS)
             or not one_bit_at_most(flags & MEM_HOST_ACCESS_BITS) or wants_ptr != (host_ptr != 0)
@@ -91,48 +90,43 @@ cdef size_t n_create_buffer(size_t context, uint64_t flags, uint64_t size, size_
     if not flags & MEM_ACCESS_BITS:
         flags |= CL_MEM_READ_WRITE
     m = <nmem_t *>calloc(1, sizeof(nmem_t))
-    h = <pyplat_handle *>hmem_new()
     if not flags & CL_MEM_USE_HOST_PTR and size <= <uint64_t>(<size_t>-1) - BASE_ALIGN:
         raw = <char *>calloc(1, size + BASE_ALIGN)          # (large sizes: zero pages, lazily)
-    if m == NULL or h == NULL or (raw == NULL and not flags & CL_MEM_USE_HOST_PTR):
+    if m == NULL or (raw == NULL and not flags & CL_MEM_USE_HOST_PTR):
         free(m)
         free(raw)
-        if h != NULL:
-            hmem_unused(h)
         return <size_t>PYPLAT_DEFER_HANDLE              # (Python says CL_OUT_OF_HOST_MEMORY)
-    pthread_mutex_lock(&tab_lock)
-    e = tab_find(context)
-    if (e != NULL and e.kind == PYPLAT_KIND_CONTEXT and e.ptr != NULL and e.api_refs > 0):
-        x = <nctx_t *>e.ptr
-        if x.host_memory and size <= x.max_alloc:
-            e.api_refs += 1                              # the buffer's hold on its context
-            ctx_id = x.context
-            ok = 1
-    pthread_mutex_unlock(&tab_lock)
-    if not ok:
-        free(m)
-        free(raw)
-        hmem_unused(h)
-        return <size_t>PYPLAT_DEFER_HANDLE
     pthread_mutex_init(&m.lock, NULL)
     m.refs, m.size, m.flags, m.owned, m.context_handle = 1, size, flags, raw, context
     if raw != NULL:
         m.address = raw + (-(<size_t>raw) % BASE_ALIGN)
-        if flags & CL_MEM_COPY_HOST_PTR:
-            memcpy(m.address, <void *>host_ptr, size)
     else:
         m.address = <char *>host_ptr
     m.root = <size_t>m                                   # its ordering key, for good
     hold_init(&m.hold, &m.lock)
     hold_pin(&m.hold)
+    # One pass under the table lock: the context's check and count, the handle, its entry.
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(context)
+    if e != NULL and e.kind == PYPLAT_KIND_CONTEXT and e.ptr != NULL and e.api_refs > 0:
+        x = <nctx_t *>e.ptr
+        if x.host_memory and size <= x.max_alloc:
+            h = <pyplat_handle *>hmem_take_locked()
+    if h == NULL:
+        pthread_mutex_unlock(&tab_lock)
+        nmem_decref(m)                                   # (frees the bytes too)
+        return <size_t>PYPLAT_DEFER_HANDLE
+    e.api_refs += 1                                      # the buffer's hold on its context
+    ctx_id = x.context
+    h.dispatch = <void *>h_dispatch
     h.magic, h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_MEM
     h.serial = <uint64_t>pp_add(&handle_serial, 1)
-    pthread_mutex_lock(&tab_lock)
-    h.dispatch = <void *>h_dispatch
     e = tab_insert(<size_t>h)
     e.kind, e.flags, e.ptr, e.obj = PYPLAT_KIND_MEM, HF_NATIVE, m, NULL
     e.context, e.api_refs = ctx_id, 1
     pthread_mutex_unlock(&tab_lock)
+    if flags & CL_MEM_COPY_HOST_PTR:        # (only now that the size is known to be allowed;
+        memcpy(m.address, <void *>host_ptr, size)   # nobody has the handle yet)
     if errcode_ret != 0:
         (<int32_t *>errcode_ret)[0] = CL_SUCCESS_
     return <size_t>h

@@ -37,7 +37,6 @@ cdef size_t n_create_user_event(size_t context, size_t errcode_ret) noexcept nog
     """clCreateUserEvent on a context whose application references are counted in the table;
     PYPLAT_DEFER_HANDLE (errcode_ret untouched) for anything else. One pass under the table lock:
     the context's check and reference, the handle's memory (a spare, as hmem_new), the entry."""
-    global n_spares
     cdef hent_t *e
     cdef size_t context_id
     cdef nevent_t *s = NULL
@@ -50,12 +49,7 @@ cdef size_t n_create_user_event(size_t context, size_t errcode_ret) noexcept nog
     pthread_mutex_lock(&tab_lock)
     e = tab_find(context)
     if e != NULL and e.kind == PYPLAT_KIND_CONTEXT and e.api_refs > 0 and e.obj != NULL:
-        if n_spares > 0:
-            n_spares -= 1
-            s = <nevent_t *>spares[n_spares]
-            memset(s, 0, HANDLE_BYTES)
-        else:
-            s = <nevent_t *>calloc(1, HANDLE_BYTES)
+        s = <nevent_t *>hmem_take_locked()
     if s == NULL:
         pthread_mutex_unlock(&tab_lock)
         cmd_free(c)
