@@ -227,6 +227,13 @@ int main(void) {
         clEnqueueReadBuffer(q, b, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
         for (int i = 0; i < 256; i++)
             if (got[i] != 2 * (i + round)) { printf("round %d [%d] = %d\n", round, i, got[i]); return 4; }
+        cl_buffer_region reg = {128, 256};
+        cl_mem s = clCreateSubBuffer(b, CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &reg, &e);
+        if (e || !s) return 6;
+        clEnqueueReadBuffer(q, s, CL_TRUE, 0, 256, got, 0, NULL, NULL);
+        for (int i = 0; i < 64; i++)
+            if (got[i] != 2 * (i + 32 + round)) { printf("sub [%d] = %d\n", i, got[i]); return 7; }
+        clReleaseMemObject(s);
         clReleaseMemObject(a);
         clReleaseMemObject(b);
     }
@@ -260,3 +267,66 @@ def test_a_native_buffer_set_natively_as_an_argument_is_adopted_when_python_take
     CL.clReleaseMemObject(first)
     CL.clReleaseKernel(kernel)
     CL.clReleaseCommandQueue(q)
+
+
+native_sub = ctypes.CFUNCTYPE(S, S, U64, U32, S, S)(_native.fast_path_entries()["clCreateSubBuffer"])
+
+
+def sub_of(parent, origin, size, flags=0):
+    region = (S * 2)(origin, size)
+    e = I32(12345)
+    h = native_sub(parent, flags, cl.CL_BUFFER_CREATE_TYPE_REGION, addr(region), addr(e))
+    assert h not in (0, DEFER_HANDLE), "the native entry did not answer"
+    assert e.value == 0
+    return h
+
+
+def test_sub_buffers_made_natively_of_native_and_python_parents(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    data = np.arange(1024, dtype=np.int32)
+    native_parent = created(ctx, cl.CL_MEM_COPY_HOST_PTR | cl.CL_MEM_READ_ONLY, 4096, data)
+    python_parent = make_buffer(ctx, 4096, cl.CL_MEM_COPY_HOST_PTR | cl.CL_MEM_READ_WRITE, data)
+    for parent in (native_parent, python_parent):
+        before = info(parent, cl.CL_MEM_REFERENCE_COUNT, U32)
+        ctx_before = context_refs(ctx)
+        sub = sub_of(parent, 512, 1024)
+        assert read(q, sub, 1024, np.int32).tolist() == list(range(128, 384))     # native read
+        assert info(parent, cl.CL_MEM_REFERENCE_COUNT, U32) == before + 1
+        assert context_refs(ctx) == ctx_before + 1
+        assert CL.clReleaseMemObject(sub) == 0                                     # freed natively
+        assert info(parent, cl.CL_MEM_REFERENCE_COUNT, U32) == before
+        assert context_refs(ctx) == ctx_before
+        assert CL.clRetainMemObject(sub) == cl.CL_INVALID_MEM_OBJECT
+    # adopted: queries answered by the core Buffer as for a sub-buffer made in Python
+    sub = sub_of(native_parent, 128, 256)
+    assert info(sub, cl.CL_MEM_ASSOCIATED_MEMOBJECT) == native_parent
+    assert info(sub, cl.CL_MEM_OFFSET) == 128
+    assert info(sub, cl.CL_MEM_FLAGS, U64) == cl.CL_MEM_COPY_HOST_PTR | cl.CL_MEM_READ_ONLY
+    assert CL.clReleaseMemObject(native_parent) == 0            # the sub-buffer still holds it
+    assert read(q, sub, 256, np.int32).tolist() == list(range(32, 96))
+    assert CL.clReleaseMemObject(sub) == 0
+    assert CL.clFinish(q) == 0                                  # (the read's clean-up)
+    assert CL.clRetainMemObject(native_parent) == cl.CL_INVALID_MEM_OBJECT
+    CL.clReleaseMemObject(python_parent)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_sub_buffer_requests_the_native_entry_leaves_to_python(env):
+    ctx, _, _ = env
+    ro = created(ctx, cl.CL_MEM_READ_ONLY, 4096)
+    region = (S * 2)(0, 256)
+    bad = [(ro, cl.CL_MEM_WRITE_ONLY, cl.CL_BUFFER_CREATE_TYPE_REGION, addr(region)),   # vs read-only
+           (ro, cl.CL_MEM_COPY_HOST_PTR, cl.CL_BUFFER_CREATE_TYPE_REGION, addr(region)),
+           (ro, 0, 0x1234, addr(region)), (ro, 0, cl.CL_BUFFER_CREATE_TYPE_REGION, 0)]
+    for origin, size in ((4, 64), (0, 0), (4096, 128), (0, 8192)):
+        bad.append((ro, 0, cl.CL_BUFFER_CREATE_TYPE_REGION, addr((S * 2)(origin, size))))
+    sub = sub_of(ro, 0, 256)
+    bad.append((sub, 0, cl.CL_BUFFER_CREATE_TYPE_REGION, addr(region)))            # of a sub-buffer
+    for args in bad:
+        e = I32(777)
+        assert native_sub(*args, addr(e)) == DEFER_HANDLE and e.value == 777
+        e = err()
+        assert not CL.clCreateSubBuffer(*args, addr(e)) and e.value < 0            # Python's code
+    CL.clReleaseMemObject(sub)
+    CL.clReleaseMemObject(ro)

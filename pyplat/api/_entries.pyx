@@ -486,4 +486,5 @@ KINDS.update({name: ("ptr",) for name in REF_NAMES})
 # ... and of the native entries (pyplat/api/_native.pyx), some of which have no direct entry here
 # (in-process callers reach the Python implementation through ctypes; the shim calls the native
 # entry first).
-NATIVE_KINDS = dict(KINDS, clCreateBuffer=("ptr", "u64", "u64", "ptr", "ptr"))
+NATIVE_KINDS = dict(KINDS, clCreateBuffer=("ptr", "u64", "u64", "ptr", "ptr"),
+                    clCreateSubBuffer=("ptr", "u64", "u32", "ptr", "ptr"))

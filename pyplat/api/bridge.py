@@ -156,6 +156,7 @@ def direct_entries(implemented=IMPLEMENTED):
         _entries.use_fast_path(native, enqueue.prime_ndrange, enqueue.prime_command)
         if log.on("memory") or log.on("refcounts"):        # (Python logs every buffer made)
             native.pop("clCreateBuffer", None)
+            native.pop("clCreateSubBuffer", None)
         handles.adopter = _adopt_native
         _native.set_user_event_factory(event.adopt_native_user_event)
         handles.native_of = _native_of
@@ -201,5 +202,6 @@ def _native_of(kind, obj):
         return _native.context_record(obj, min(d.max_mem_alloc_size for d in obj.devices),
                                       not migration.context_moves_memory(obj)), obj
     if isinstance(obj, Buffer) and not migration.context_moves_memory(obj.context):
-        return _native.mem_record(obj.address, obj.size, obj.flags, order_key(obj)), obj.context
+        return (_native.mem_record(obj.address, obj.size, obj.flags, order_key(obj), obj.parent is not None,
+                                   handles.handle_of(obj.context, handles.CONTEXT)), obj.context)
     return None

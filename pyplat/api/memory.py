@@ -52,9 +52,12 @@ def _create(context, properties, flags, size, host_ptr):
     return handles.created(buffer, handles.MEM)
 
 
-def adopt_native_buffer(context, flags, size, host_ptr, address, record, key):
-    """The core Buffer of a buffer the native clCreateBuffer made (native_buffers.pxi), when a
-    Python entry first needs it: the same bytes (kept by `record`) and ordering key."""
+def adopt_native_buffer(context, flags, size, host_ptr, address, record, key, parent=None, origin=0):
+    """The core Buffer of a buffer the native clCreateBuffer or clCreateSubBuffer made
+    (native_buffers.pxi), when a Python entry first needs it: the same bytes (kept by `record`,
+    or a view of its parent's) and ordering key (a sub-buffer's is its root's)."""
+    if parent is not None:
+        return Buffer(context, flags, size, host_ptr, parent=parent, origin=origin)
     buffer = Buffer(context, flags, size, host_ptr, native_bytes=(address, record))
     buffer.native_key = key
     return buffer

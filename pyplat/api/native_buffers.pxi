@@ -1,6 +1,7 @@
 # Part of pyplat/api/_native.pyx (included there, after native_commands.pxi).
 # ---------------------------------------------------------------------------------------------
-# clCreateBuffer natively, for contexts whose devices all work in host memory.
+# clCreateBuffer and clCreateSubBuffer natively, for contexts whose devices all work in host
+# memory.
 #
 # A buffer made here has no core object: its handle's entry holds only its native record
 # (nmem_t), which owns its bytes (zeroed, CL_DEVICE_MEM_BASE_ADDR_ALIGN-aligned, as
@@ -28,6 +29,8 @@ DEF CL_MEM_ALLOC_HOST_PTR = 0x10
 DEF CL_MEM_COPY_HOST_PTR = 0x20
 DEF MEM_ACCESS_BITS = 0x7
 DEF MEM_HOST_ACCESS_BITS = 0x380
+DEF MEM_HOST_PTR_BITS = 0x38
+DEF CL_BUFFER_CREATE_TYPE_REGION = 0x1220
 DEF MEM_SIMPLE_BITS = 0x3BF          # the bits above; anything else (KERNEL_READ_AND_WRITE, unknown
                                      # bits) is the Python entry's
 DEF BASE_ALIGN = 128                 # devices/spaces.py's ALIGNMENT (checked at import below)
@@ -138,16 +141,21 @@ cdef int32_t release_native_buffer(size_t h) noexcept nogil:
     handle)."""
     cdef hent_t *e
     cdef hent_t *ce
+    cdef hent_t *pe
     cdef nmem_t *m = NULL
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_MEM and e.flags == HF_NATIVE and e.api_refs == 1:
         m = <nmem_t *>e.ptr
         ce = tab_find(m.context_handle)
-        if ce == NULL or ce.api_refs < 2 or not hold_unpin_idle(&m.hold):
+        pe = tab_find(m.parent_handle) if m.parent_handle != 0 else NULL
+        if (ce == NULL or ce.api_refs < 2 or (m.parent_handle != 0 and (pe == NULL or pe.api_refs < 2))
+                or not hold_unpin_idle(&m.hold)):
             m = NULL
         else:
             ce.api_refs -= 1
+            if pe != NULL:
+                pe.api_refs -= 1                 # (a sub-buffer's count on its parent)
             bury(<pyplat_handle *>h)
             tab_delete(e)
     pthread_mutex_unlock(&tab_lock)
@@ -159,26 +167,32 @@ cdef int32_t release_native_buffer(size_t h) noexcept nogil:
 
 def adopt_buffer(size_t h, factory):
     """For the API layer (under handles.py's lock), on a handle with no core object: if h is a
-    buffer made natively, factory(context, flags, size, host_ptr, address, record, key) makes its
-    core Buffer around the record's bytes (context: the core Context, which the Buffer retains;
-    record: a MemRecord, which keeps the bytes; key: its ordering key); the table keeps it, the
-    context entry's count the buffer held is given back, the hold becomes an ordinary one. It is
-    returned; None if h is no such buffer."""
+    buffer made natively, factory(context, flags, size, host_ptr, address, record, key, parent,
+    origin) makes its core Buffer around the record's bytes (context: the core Context, which
+    the Buffer retains; record: a MemRecord, which keeps the bytes; key: its ordering key; a
+    sub-buffer's parent, adopted first if it was made natively too, and its origin); the table
+    keeps it, the counts the buffer held on its context (and parent) are given back, the hold
+    becomes an ordinary one. It is returned; None if h is no such buffer."""
     cdef hent_t *e
     cdef nmem_t *m = NULL
     cdef PyObject *ctx = NULL
+    cdef PyObject *par = NULL
     cdef MemRecord rec
-    cdef size_t context_handle = 0
+    cdef size_t context_handle = 0, parent_handle = 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_MEM and e.flags == HF_NATIVE and e.obj == NULL:
         m = <nmem_t *>e.ptr
-        context_handle = m.context_handle
+        context_handle, parent_handle = m.context_handle, m.parent_handle
         e = tab_find(context_handle)
         if e != NULL and e.obj != NULL:
             ctx = e.obj
             Py_INCREF(<object>ctx)
             pp_add(&m.refs, 1)
+            e = tab_find(parent_handle) if parent_handle != 0 else NULL
+            if e != NULL and e.obj != NULL:
+                par = e.obj
+                Py_INCREF(<object>par)
         else:
             m = NULL                       # (its context entry lives while the buffer does)
     pthread_mutex_unlock(&tab_lock)
@@ -186,10 +200,16 @@ def adopt_buffer(size_t h, factory):
         return None
     context = <object>ctx
     Py_XDECREF(ctx)
+    parent = None
+    if par != NULL:
+        parent = <object>par
+        Py_XDECREF(par)
+    elif parent_handle != 0:
+        parent = adopt_missing(parent_handle)   # a parent made natively too
     rec = MemRecord()
     rec.m = m
     host_ptr = <size_t>m.address if m.flags & CL_MEM_USE_HOST_PTR else 0
-    obj = factory(context, m.flags, m.size, host_ptr, <size_t>m.address, rec, m.root)
+    obj = factory(context, m.flags, m.size, host_ptr, <size_t>m.address, rec, m.root, parent, m.origin)
     hold_unpin(&m.hold, rec, Retained((obj,)))
     Py_INCREF(obj)
     pthread_mutex_lock(&tab_lock)
@@ -200,11 +220,75 @@ def adopt_buffer(size_t h, factory):
     pthread_mutex_unlock(&tab_lock)
     if e == NULL:
         Py_XDECREF(<PyObject *>obj)
-    if api_release(context_handle) == 2:   # the buffer's count on its context: the core
-        context.release()                  # Buffer retains the context now
+    # The counts the buffer held are given back: the core Buffer retains its context (and parent).
+    if api_release(context_handle) == 2:
+        context.release()
+    if parent_handle != 0 and api_release(parent_handle) == 2:
+        parent.release()
     return obj
+
+
+cdef size_t n_create_sub_buffer(size_t buffer, uint64_t flags, uint32_t create_type, size_t info,
+                                size_t errcode_ret) noexcept nogil:
+    """clCreateSubBuffer of a region with at most an access flag, of a buffer with a native
+    record; PYPLAT_DEFER_HANDLE for anything else (errors included). The sub-buffer holds one
+    count on its parent's entry and one on its context's, as its core Buffer would hold core
+    references; its record a reference to the parent's, which keeps the bytes."""
+    cdef hent_t *e
+    cdef hent_t *ce
+    cdef nmem_t *p
+    cdef nmem_t *m
+    cdef pyplat_handle *h = NULL
+    cdef uint64_t origin, size, pflags
+    cdef size_t ctx_id = 0
+    if (create_type != CL_BUFFER_CREATE_TYPE_REGION or info == 0 or flags & ~(<uint64_t>MEM_ACCESS_BITS)
+            or not one_bit_at_most(flags)):
+        return <size_t>PYPLAT_DEFER_HANDLE
+    origin, size = (<size_t *>info)[0], (<size_t *>info)[1]
+    if size == 0 or origin % BASE_ALIGN:
+        return <size_t>PYPLAT_DEFER_HANDLE
+    m = <nmem_t *>calloc(1, sizeof(nmem_t))
+    if m == NULL:
+        return <size_t>PYPLAT_DEFER_HANDLE
+    pthread_mutex_lock(&tab_lock)
+    e = tab_find(buffer)
+    if e != NULL and e.kind == PYPLAT_KIND_MEM and e.ptr != NULL and e.api_refs > 0:
+        p = <nmem_t *>e.ptr
+        pflags = p.flags
+        ce = tab_find(p.context_handle) if p.context_handle != 0 else NULL
+        if (not p.is_sub and size <= p.size and origin <= p.size - size and ce != NULL
+                and ce.kind == PYPLAT_KIND_CONTEXT and ce.api_refs > 0
+                and not (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY) and pflags & CL_MEM_WRITE_ONLY)
+                and not (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY) and pflags & CL_MEM_READ_ONLY)):
+            h = <pyplat_handle *>hmem_take_locked()
+    if h == NULL:
+        pthread_mutex_unlock(&tab_lock)
+        free(m)
+        return <size_t>PYPLAT_DEFER_HANDLE
+    e.api_refs += 1                                      # its counts on its parent and context
+    ce.api_refs += 1
+    ctx_id = e.context
+    pp_add(&p.refs, 1)
+    pthread_mutex_init(&m.lock, NULL)
+    m.refs, m.size, m.address, m.root, m.is_sub = 1, size, p.address + origin, p.root, 1
+    # inherited: the host-pointer and host-access flags, and the access flags if none are given
+    m.flags = flags | (pflags & (MEM_HOST_PTR_BITS | MEM_HOST_ACCESS_BITS | (0 if flags else MEM_ACCESS_BITS)))
+    m.parent, m.parent_handle, m.origin, m.context_handle = p, buffer, origin, p.context_handle
+    hold_init(&m.hold, &m.lock)
+    hold_pin(&m.hold)
+    h.dispatch = <void *>h_dispatch
+    h.magic, h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_MEM
+    h.serial = <uint64_t>pp_add(&handle_serial, 1)
+    e = tab_insert(<size_t>h)
+    e.kind, e.flags, e.ptr, e.obj = PYPLAT_KIND_MEM, HF_NATIVE, m, NULL
+    e.context, e.api_refs = ctx_id, 1
+    pthread_mutex_unlock(&tab_lock)
+    if errcode_ret != 0:
+        (<int32_t *>errcode_ret)[0] = CL_SUCCESS_
+    return <size_t>h
 
 
 def create_buffer_entry():
     """{name: address} of the native clCreateBuffer (fast_path_entries' part)."""
-    return {"clCreateBuffer": <size_t><create_buffer_fn>n_create_buffer}
+    return {"clCreateBuffer": <size_t><create_buffer_fn>n_create_buffer,
+            "clCreateSubBuffer": <size_t><create_sub_buffer_fn>n_create_sub_buffer}

@@ -27,6 +27,10 @@ cdef struct nmem_t:               # a buffer as the fast path sees it (made with
                                   # order_key; a buffer made natively: its record's address)
     void *owned                   # the bytes this record owns and frees (made natively), or NULL
     size_t context_handle         # (made natively) its context's handle, counted while unadopted
+    int is_sub                    # a sub-buffer (it may have none of its own)
+    nmem_t *parent                # (a sub-buffer made natively) a reference: its parent's record,
+    size_t parent_handle          # which keeps the bytes; the parent's handle, counted while
+    size_t origin                 # unadopted; its offset in the parent
     hold_t hold                   # the buffer kept alive while native commands use it;
                                   # owner: a MemRecord, refs: Retained((buffer,))
 
@@ -37,6 +41,8 @@ cdef void nmem_decref(nmem_t *m) noexcept nogil:
     if pp_add(&m.refs, -1) == 0:
         pthread_mutex_destroy(&m.lock)
         free(m.owned)
+        if m.parent != NULL:
+            nmem_decref(m.parent)
         free(m)
 
 
@@ -50,16 +56,19 @@ cdef class MemRecord:
             nmem_decref(self.m)
 
 
-def mem_record(size_t address, size_t size, uint64_t flags, size_t key):
+def mem_record(size_t address, size_t size, uint64_t flags, size_t key, bint is_sub=False,
+               size_t context_handle=0):
     """A new native record of a buffer whose bytes are at `address` (host memory: its context
-    moves no memory); `key` is its root memory object's ordering key."""
+    moves no memory); `key` is its root memory object's ordering key; is_sub: a sub-buffer;
+    context_handle: its context's (for the native clCreateSubBuffer, native_buffers.pxi)."""
     cdef MemRecord rec = MemRecord()
     cdef nmem_t *m = <nmem_t *>calloc(1, sizeof(nmem_t))
     if m == NULL:
         raise MemoryError()
     pthread_mutex_init(&m.lock, NULL)
     m.refs = 1
-    m.address, m.size, m.flags, m.root = <char *>address, size, flags, key
+    m.address, m.size, m.flags, m.root, m.is_sub = <char *>address, size, flags, key, is_sub
+    m.context_handle = context_handle
     hold_init(&m.hold, &m.lock)
     rec.m = m
     return rec
