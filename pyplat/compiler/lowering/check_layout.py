@@ -10,8 +10,9 @@ REC_HEADER = 16                    # then, per kernel argument, the size of its 
 KIND_BOUNDS, KIND_UNINIT, KIND_WRITE_WRITE, KIND_WRITE_AFTER_READ, KIND_READ_AFTER_WRITE = range(5)
 
 # The work-group's check frame (i64 words): the record, the number of objects, whether this
-# group had a finding, the local memory's address, the shadows' addresses (0: none), the
-# barrier epoch; then (base, size, space code) per object.
-FR_RECORD, FR_COUNT, FR_FOUND, FR_LOCAL, FR_SHADOW_UNINIT, FR_SHADOW_RACES, FR_EPOCH = range(7)
-FR_OBJECTS = 7
+# group had a finding, the local memory's address, the shadows' addresses (0: none; races:
+# the writers' tags, then the readers'), the barrier epoch, the local memory's size; then
+# (base, size, space code) per object.
+FR_RECORD, FR_COUNT, FR_FOUND, FR_LOCAL, FR_SHADOW_UNINIT, FR_SHADOW_RACES, FR_EPOCH, FR_LOCAL_TOTAL = range(8)
+FR_OBJECTS = 8
 WI_FRAME = 2                       # the frame pointer's field in the work-item state

@@ -4,24 +4,26 @@ The core gives a checked kernel's launches more local memory than they use (core
 `shadow_factor`): after the group's `total` bytes (the check record's REC_LOCAL_TOTAL, a
 multiple of 128) come, per local byte,
 - uninit: one byte, 1 once a work-item of the group wrote it;
-- races: two uint32 tags, the last writer's and the last reader's: (barrier epoch mod 2^16) << 16
-  | (local linear id + 1), 0 for none.
+- races: two uint32 tags, the last writer's and the last reader's (all writers' tags, then all
+  readers'): (barrier epoch mod 2^16) << 16 | (local linear id + 1), 0 for none.
 The work-group function clears both in its prologue (so "written" means written in this group)
 and starts the epoch at 1; each barrier adds one (checks.CheckTable.barrier).
 
 Every `__local` access that passed the bounds check then:
 - uninit: a store sets its bytes' flags; a load of up to 16 bytes whose flags are not all set is
   a finding (the load still happens: the memory is there);
-- races (a call of a cold loop, `__pyplat_check_race`): a write conflicts with another work-item's
-  write or read of one of its bytes in the same epoch, a read with another work-item's write; a
-  conflict is a finding naming the other work-item.
+- races: a write conflicts with another work-item's write or read of one of its bytes in the
+  same epoch, a read with another work-item's write; a conflict is a finding naming the other
+  work-item. Accesses of up to 16 bytes compare and update their tags inline, as vectors; a
+  conflict (or a larger access) goes to a cold loop, `__pyplat_check_race`, which finds the byte
+  and reports.
 Atomics and async copies are not tracked as accesses (an atomic does not race), but their
 writes into `__local` memory count as written for uninit (mark_written).
 """
 from llvmlite import ir
 
 from .. import abi
-from .check_layout import (FR_EPOCH, FR_LOCAL, FR_RECORD, FR_SHADOW_RACES, FR_SHADOW_UNINIT, KIND_READ_AFTER_WRITE,
+from .check_layout import (FR_EPOCH, FR_LOCAL, FR_LOCAL_TOTAL, FR_RECORD, FR_SHADOW_RACES, FR_SHADOW_UNINIT, KIND_READ_AFTER_WRITE,
                            KIND_UNINIT, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_LOCAL_TOTAL, WI_FRAME)
 from .irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
 
@@ -47,16 +49,18 @@ def _memset(table, b, ptr, byte, size):
     b.call(f, [ptr, I8(byte), size, I1(0)])
 
 
-def setup(table, b, frame, record, lm):
-    """The prologue's part: the frame's local-memory and shadow addresses, shadows cleared."""
+def setup(table, b, frame, record, lm, has_local=True):
+    """The prologue's part: the frame's local-memory and shadow addresses, shadows cleared
+    (has_local: the kernel has __local objects; without, no access reaches the shadows)."""
     kinds = table.mg.checks
     b.store(b.ptrtoint(lm, I64), _word(b, frame, FR_LOCAL))
     b.store(I64(1), _word(b, frame, FR_EPOCH))
     b.store(I64(0), _word(b, frame, FR_SHADOW_UNINIT))
     b.store(I64(0), _word(b, frame, FR_SHADOW_RACES))
-    if not wanted(kinds):
+    if not wanted(kinds) or not has_local:
         return
     total = b.load(_word(b, record, REC_LOCAL_TOTAL), typ=I64, align=8)
+    b.store(total, _word(b, frame, FR_LOCAL_TOTAL))
     shadow = b.gep(lm, [total], source_etype=I8)
     if UNINIT in kinds:
         _memset(table, b, shadow, 0, total)
@@ -118,7 +122,53 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False):
             b.branch(on_bb)
             b.position_at_end(on_bb)
     if RACES in kinds and not atomic:
-        b.call(race_function(table), [frame, g.wi, off, I64(size), I64(1 if write else 0), I64(site), rel])
+        if size <= 16:
+            _inline_race(table, g, frame, off, size, write, site, rel)
+        else:
+            b.call(race_function(table), [frame, g.wi, off, I64(size), I64(1 if write else 0), I64(site), rel])
+
+
+def _inline_race(table, g, frame, off, size, write, site, rel):
+    """The races check of an access of `size` (<= 16) bytes: its bytes' tags compared as one
+    vector; a conflict goes to the cold loop (which reports it), else the tags are updated."""
+    b = g.b
+    vt = ir.VectorType(I32, size)
+    writers = b.inttoptr(table._invariant(b.load(_word(b, frame, FR_SHADOW_RACES), typ=I64, align=8)), PTR)
+    total = table._invariant(b.load(_word(b, frame, FR_LOCAL_TOTAL), typ=I64, align=8))
+    wp = b.gep(writers, [off], source_etype=I32)
+    rp = b.gep(writers, [b.add(total, off)], source_etype=I32)
+    epoch = b.and_(b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8), I64(0xFFFF))
+    ls = [g.wi_slot(abi.CTX_LOCAL_SIZE + d) for d in range(2)]
+    lid = [g.wi_slot(WI_LID + d) for d in range(3)]
+    me_id = b.and_(b.add(b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2])))), I64(1)), I64(0xFFFF))
+    me = b.trunc(b.or_(b.shl(epoch, I64(16)), me_id), I32)
+
+    def splat(v):
+        return b.shuffle_vector(b.insert_element(ir.Constant(vt, ir.Undefined), v, I32(0)),
+                                ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(I32, size), [0] * size))
+    e_v, me_v = splat(b.trunc(epoch, I32)), splat(b.trunc(me_id, I32))
+    low = ir.Constant(vt, [0xFFFF] * size)
+
+    def others(tags):           # lanes holding another work-item's tag of this epoch
+        ids = b.and_(tags, low)
+        return b.and_(b.icmp_unsigned("==", b.lshr(tags, ir.Constant(vt, [16] * size)), e_v),
+                      b.and_(b.icmp_unsigned("!=", ids, ir.Constant(vt, [0] * size)),
+                             b.icmp_unsigned("!=", ids, me_v)))
+    hit = others(b.load(wp, typ=vt, align=4))
+    if write:
+        hit = b.or_(hit, others(b.load(rp, typ=vt, align=4)))
+    conflict = b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(size)), ir.Constant(ir.IntType(size), 0))
+    slow_bb = g.fn.append_basic_block("check.race")
+    tag_bb = g.fn.append_basic_block("check.race.tag")
+    on_bb = g.fn.append_basic_block("check.race.done")
+    b.cbranch(conflict, slow_bb, tag_bb)
+    b.position_at_end(slow_bb)
+    b.call(race_function(table), [frame, g.wi, off, I64(size), I64(1 if write else 0), I64(site), rel])
+    b.branch(on_bb)
+    b.position_at_end(tag_bb)
+    b.store(splat(me), wp if write else rp, align=4)
+    b.branch(on_bb)
+    b.position_at_end(on_bb)
 
 
 def mark_written(table, g, ptr, nbytes):
@@ -163,6 +213,7 @@ def finish(table):
     e32 = b.trunc(epoch, I32)
     me16 = b.trunc(b.and_(me_id, I64(0xFFFF)), I32)
     tags = b.inttoptr(b.load(_word(b, frame, FR_SHADOW_RACES), typ=I64, align=8), PTR)
+    total = b.load(_word(b, frame, FR_LOCAL_TOTAL), typ=I64, align=8)
     writing = b.icmp_unsigned("!=", is_write, I64(0))
     entry = b.block
     loop = fn.append_basic_block("bytes")
@@ -171,9 +222,9 @@ def finish(table):
     b.position_at_end(loop)
     i = b.phi(I64)
     i.add_incoming(I64(0), entry)
-    at = b.mul(b.add(off, i), I64(2))
+    at = b.add(off, i)
     wp = b.gep(tags, [at], source_etype=I32)
-    rp = b.gep(tags, [b.add(at, I64(1))], source_etype=I32)
+    rp = b.gep(tags, [b.add(at, total)], source_etype=I32)
     w = b.load(wp, typ=I32, align=4)
     r = b.load(rp, typ=I32, align=4)
 

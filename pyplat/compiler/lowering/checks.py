@@ -89,7 +89,7 @@ class CheckTable:
             b.store(b.ptrtoint(base, I64), _i64p(b, frame, at))
             b.store(size, _i64p(b, frame, at + 1))
             b.store(I64(SPACE_CODES[space]), _i64p(b, frame, at + 2))
-        check_shadow.setup(self, b, frame, record, lm)
+        check_shadow.setup(self, b, frame, record, lm, any(space == "local" for _, _, space, _ in objects))
         b.store(frame, b.gep(wi, [I32(0), I32(WI_FRAME)], inbounds=True, source_etype=WI_TYPE))
         return frame
 
