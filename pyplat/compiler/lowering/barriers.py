@@ -406,7 +406,7 @@ class BarrierKernelGen(FuncGen):
             b.call(self.mg.intrinsic("free", VOIDT, [PTR]), [base])
         b.branch(exit_bb)
         b.position_at_end(exit_bb)
-        b.ret(workgroup.group_result(b, self.check_frame))
+        b.ret(workgroup.group_result(self.mg, b, self.check_frame, k, self.wi))
         self.abuild.branch(setup)
 
     def memset(self, dst, size):

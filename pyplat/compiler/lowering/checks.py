@@ -36,6 +36,24 @@ SLOW = "__pyplat_check_slow"
 REPORT = "__pyplat_check_report"
 
 
+SITE_SLOTS = 32                # sites per kernel whose findings are kept without a call
+_OFFSET_BITS = 40              # a site slot: (local linear id + 1) << 40 | (offset + 2^39)
+
+
+def _assigned_vars(n, out=None):
+    """Variables the tree n assigns to, increments, or takes the address of."""
+    out = set() if out is None else out
+    if n is None:
+        return out
+    if n.op in ("assign", "cassign", "incdec", "addr") and n.kids and n.kids[0] is not None \
+            and getattr(n.kids[0], "op", None) == "var":
+        out.add(n.kids[0].val)
+    for k in n.kids or ():
+        if k is not None and hasattr(k, "op"):
+            _assigned_vars(k, out)
+    return out
+
+
 def _i64p(b, base, index):
     return b.gep(base, [I64(index)] if isinstance(index, int) else [index], inbounds=True, source_etype=I64)
 
@@ -49,6 +67,28 @@ class CheckTable:
         self.objects = {}               # kernel name -> [[name, space, kind]]
         self.slow = None
         self.report = None
+        self.site_slots = {}           # kernel name -> [site] of its frame's site slots
+        self.called_kernels = set()    # kernels also called as functions: no frame hints there
+
+    def note_kernels(self, kernels):
+        """Before lowering: the kernels some function calls (their body then runs with another
+        kernel's frame, so it gets no hints of its own objects)."""
+        seen, todo = set(), list(kernels)
+        while todo:
+            f = todo.pop()
+            if f in seen or f.body is None:
+                continue
+            seen.add(f)
+            nodes = [f.body]
+            while nodes:
+                n = nodes.pop()
+                if n is None or not hasattr(n, "op"):
+                    continue
+                if n.op == "call" and hasattr(n.val, "is_kernel"):
+                    if n.val.is_kernel:
+                        self.called_kernels.add(n.val)
+                    todo.append(n.val)
+                nodes.extend(n.kids or ())
 
     # ------------------------------------------------------------------ kernel objects
     def kernel_objects(self, k):
@@ -69,7 +109,7 @@ class CheckTable:
         """In a work-group function's prologue: the frame filled, its pointer stored in `wi`.
         argument(b, args_p, i, type): workgroup.argument."""
         objects = self.kernel_objects(k)
-        frame = alloca_b.alloca(ir.ArrayType(I64, FR_OBJECTS + 3 * len(objects)), name="check.frame")
+        frame = alloca_b.alloca(ir.ArrayType(I64, FR_OBJECTS + 3 * len(objects) + SITE_SLOTS), name="check.frame")
         record = b.load(b.gep(args_p, [I64(len(k.params))], inbounds=True, source_etype=PTR), typ=PTR, align=8)
         record = b.load(record, typ=PTR, align=8)
         b.store(b.ptrtoint(record, I64), _i64p(b, frame, FR_RECORD))
@@ -90,6 +130,8 @@ class CheckTable:
             b.store(size, _i64p(b, frame, at + 1))
             b.store(I64(SPACE_CODES[space]), _i64p(b, frame, at + 2))
         check_shadow.setup(self, b, frame, record, lm, any(space == "local" for _, _, space, _ in objects))
+        b.call(self.mg.intrinsic("llvm.memset.p0.i64", VOIDT, [PTR, ir.IntType(8), I64, I1]),
+               [_i64p(b, frame, FR_OBJECTS + 3 * len(objects)), ir.IntType(8)(0), I64(8 * SITE_SLOTS), I1(0)])
         b.store(frame, b.gep(wi, [I32(0), I32(WI_FRAME)], inbounds=True, source_etype=WI_TYPE))
         return frame
 
@@ -97,10 +139,60 @@ class CheckTable:
         """At each barrier of the group (the races check's epochs)."""
         check_shadow.barrier(self, b, frame)
 
-    @staticmethod
-    def group_result(b, frame):
-        """The work-group function's return value: 1 if this group had a finding."""
+    def group_result(self, b, frame, k, wi):
+        """At the work-group function's end: the site slots' findings reported (the first site
+        that has one), and the function's return value: 1 if this group had a finding."""
+        slots = self.site_slots.get(k.name, [])
+        if slots:
+            fn = b.function
+            end_bb = fn.append_basic_block("check.end")
+            first = FR_OBJECTS + 3 * len(self._objects_of(k))
+            wis = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+            for j, site in enumerate(slots):
+                key = b.load(_i64p(b, frame, first + j), typ=I64, align=8)
+                found_bb = fn.append_basic_block("check.site")
+                next_bb = fn.append_basic_block("check.site.next")
+                b.cbranch(b.icmp_unsigned(">=", key, I64(1 << _OFFSET_BITS)), found_bb, next_bb)
+                b.position_at_end(found_bb)
+                # a copy of the work-item state for the report: `wi` itself is passed to no
+                # call, so that LLVM splits it into registers (and the frame stays private)
+                copy = b.alloca(WI_TYPE, name="check.wi")
+                cs = b.gep(copy, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+
+                def slot(base, i):
+                    return b.gep(base, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE)
+                for i in [abi.CTX_GROUP_ID + d for d in range(3)] + [abi.CTX_LOCAL_SIZE + d for d in range(3)] + \
+                        [abi.CTX_GLOBAL_OFFSET + d for d in range(3)]:
+                    b.store(b.load(slot(wis, i), typ=I64, align=8), slot(cs, i))
+                lin = b.sub(b.lshr(key, I64(_OFFSET_BITS)), I64(1))
+                lx = b.load(slot(wis, abi.CTX_LOCAL_SIZE), typ=I64, align=8)
+                ly = b.load(slot(wis, abi.CTX_LOCAL_SIZE + 1), typ=I64, align=8)
+                b.store(b.urem(lin, lx), slot(cs, WI_LID))
+                b.store(b.urem(b.udiv(lin, lx), ly), slot(cs, WI_LID + 1))
+                b.store(b.udiv(lin, b.mul(lx, ly)), slot(cs, WI_LID + 2))
+                offset = b.sub(b.and_(key, I64((1 << _OFFSET_BITS) - 1)), I64(1 << (_OFFSET_BITS - 1)))
+                b.call(self.report_function(), [frame, copy, I64(site), offset, I64(self.sites[site][4]),
+                                                I64(KIND_BOUNDS), I64(0)])
+                b.branch(end_bb)
+                b.position_at_end(next_bb)
+            b.branch(end_bb)
+            b.position_at_end(end_bb)
         return b.trunc(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8), I32)
+
+    def exact(self, g, hint):
+        """Whether an access outside the hinted object is outside every object: the hint is a
+        __local or __constant variable, or a kernel argument the kernel never assigns to."""
+        if hint is None:
+            return False
+        if hint[0] == "global":
+            return True
+        key = self._objects_of(g.f)[hint[1]][0]
+        if key not in g.f.params:
+            return True
+        assigned = getattr(g, "check_assigned", None)
+        if assigned is None:
+            assigned = g.check_assigned = _assigned_vars(g.f.body)
+        return key not in assigned
 
     # ------------------------------------------------------------------ provenance
     def provenance(self, g, n):
@@ -125,7 +217,7 @@ class CheckTable:
                 keys = getattr(g, "check_keys", None)
                 if keys is None:
                     keys = g.check_keys = {key: j for j, (key, *_rest) in enumerate(
-                        self._objects_of(g.f))} if g.f.is_kernel else {}
+                        self._objects_of(g.f))} if g.f.is_kernel and g.f not in self.called_kernels else {}
                 j = keys.get(v)
                 return ("frame", j, v.name) if j is not None else None
             else:
@@ -174,13 +266,40 @@ class CheckTable:
             off = b.sub(p, base)
             inside = b.and_(b.icmp_unsigned("<=", off, limit),
                             b.icmp_unsigned("<=", I64(size), b.sub(limit, off)))
-            b.cbranch(inside, do_bb, bad_bb)
+            slots = self.site_slots.setdefault(g.f.name, []) if g.f.is_kernel else None
+            if self.exact(g, hint) and slots is not None and len(slots) < SITE_SLOTS:
+                # no call: the site's slot keeps the largest (local linear id + 1, offset) of the
+                # failing work-items, a max over the work-item loop that LLVM still vectorises;
+                # group_result reports it when the group ends
+                at = _i64p(b, frame, FR_OBJECTS + 3 * len(self._objects_of(g.f)) + len(slots))
+                slots.append(site)
+                lid = [g.wi_slot(WI_LID + d) for d in range(3)]
+                ls = [g.wi_slot(abi.CTX_LOCAL_SIZE + d) for d in range(2)]
+                lin = b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2]))))
+                code = b.or_(b.shl(b.add(lin, I64(1)), I64(_OFFSET_BITS)),
+                             b.and_(b.add(off, I64(1 << (_OFFSET_BITS - 1))), I64((1 << _OFFSET_BITS) - 1)))
+                # (1, not 0, where inside: umax(old, 0) would fold into a select of the max,
+                # which the vectoriser does not take for a reduction; a finding is >= 2^40)
+                key = b.select(inside, I64(1), code)
+                old = b.load(at, typ=I64, align=8)
+                b.store(b.select(b.icmp_unsigned(">", key, old), key, old), at)
+                b.store(b.or_(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8),
+                              b.zext(b.not_(inside), I64)), _i64p(b, frame, FR_FOUND))
+                skip_bb = b.block
+                b.cbranch(inside, do_bb, join_bb)
+                b.position_at_end(bad_bb)
+                b.unreachable()
+            else:
+                b.cbranch(inside, do_bb, bad_bb)
+                skip_bb = None
         else:
             b.branch(bad_bb)
-        b.position_at_end(bad_bb)
-        ok = b.call(self.slow_function(), [frame, g.wi, p, I64(size), I64(site), base, I64(SPACE_CODES[space])])
-        skip_bb = b.block
-        b.cbranch(ok, do_bb, join_bb)
+            skip_bb = None
+        if skip_bb is None:
+            b.position_at_end(bad_bb)
+            ok = b.call(self.slow_function(), [frame, g.wi, p, I64(size), I64(site), base, I64(SPACE_CODES[space])])
+            skip_bb = b.block
+            b.cbranch(ok, do_bb, join_bb)
         b.position_at_end(do_bb)
         if space == "local" and check_shadow.wanted(self.mg.checks):
             check_shadow.local_access(self, g, frame, p, size, base if hint is not None else None, site,

@@ -152,6 +152,8 @@ class ModuleGen:
             self.function(f)
         for k in kernels:
             barrier_tree.inline_barrier_functions(k)
+        if self.check_table() is not None:
+            self.check_table().note_kernels(kernels)
         memo = {}
         with_barriers = [k for k in kernels if barrier_tree.has_barrier(k.body, memo)]
         for k in with_barriers:

@@ -10,7 +10,6 @@ them for every parallel region.
 from llvmlite import ir
 
 from .. import abi
-from .checks import CheckTable
 from .irbuild import Builder, I32, I64, PTR, WI_LID, WI_SLOTS_TYPE, WI_TYPE
 
 
@@ -56,9 +55,9 @@ def check_frame(mg, k, alloca_b, b, wi, args_p):
     return None if table is None else table.setup_frame(k, alloca_b, b, wi, args_p, argument)
 
 
-def group_result(b, frame):
+def group_result(mg, b, frame, k, wi):
     """What the work-group function returns (see declare)."""
-    return I32(0) if frame is None else CheckTable.group_result(b, frame)
+    return I32(0) if frame is None else mg.check_table().group_result(b, frame, k, wi)
 
 
 def argument(b, args_p, i, t):
@@ -141,5 +140,5 @@ def plain_workgroup_function(mg, k):
     loop_nest(b, fn, slots, sizes, lambda z, y, x: b.call(body, callargs), "")
     b.branch(exit_bb)
     b.position_at_end(exit_bb)
-    b.ret(group_result(b, frame))
+    b.ret(group_result(mg, b, frame, k, wi))
     return name
