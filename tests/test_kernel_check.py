@@ -78,6 +78,11 @@ __kernel void vector_write_past(__global int *out) {
     size_t i = get_global_id(0);
     vstore4((int4)(1), i + 1, out);
 }
+__kernel void read_past_offset_view(__global int *out, __global const int *in__base, long in__offset) {
+    __global const int *in = (__global const int *)((__global const char *)in__base + in__offset);
+    size_t i = get_global_id(0);
+    out[i] = in[i];
+}
 __kernel void missing_barrier(__global int *out) {
     __local int tile[64];
     size_t l = get_local_id(0);
@@ -141,6 +146,10 @@ CASES = {
         "ev = prg.vector_write_past(q, (N // 4,), (64,), out)",
         ["out-of-bounds write of 16 bytes at offset 1024 of __global argument 'out' (1024 bytes)",
          "global (63, 0, 0) local (63, 0, 0)"], "vstore4("),
+    "read_past_offset_view": (      # pyopencl's way: a base argument and an offset
+        "ev = prg.read_past_offset_view(q, (N,), (64,), out, inp, np.int64(4))",
+        ["out-of-bounds read of 4 bytes at offset 1024 of __global argument 'in__base' (1024 bytes)",
+         "global (255, 0, 0) local (63, 0, 0)"], "out[i] = in[i];"),
     "missing_barrier": (
         "ev = prg.missing_barrier(q, (N,), (64,), out)",
         ["data race: write after another work-item's read of 4 bytes at offset 128 of __local variable "

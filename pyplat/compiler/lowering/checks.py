@@ -214,6 +214,10 @@ class CheckTable:
                 v = n.val
                 if v.storage == "constant":
                     return ("global", self.mg.global_var(v), v.type.size, v.name)
+                follow = self._initialiser(g, v)
+                if follow is not None:      # `__global float *x = base + offset;`, never assigned
+                    n = follow
+                    continue
                 keys = getattr(g, "check_keys", None)
                 if keys is None:
                     keys = g.check_keys = {key: j for j, (key, *_rest) in enumerate(
@@ -223,6 +227,29 @@ class CheckTable:
             else:
                 return None
         return None
+
+    def _initialiser(self, g, v):
+        """The initialiser of a private variable of the kernel being lowered that nothing
+        assigns to after its declaration (pyopencl's `x = (global float *)((global char *)
+        x__base + x__offset)`), else None."""
+        f = g.f
+        if not f.is_kernel or f in self.called_kernels or v.storage != "private":
+            return None
+        decls = getattr(g, "check_decls", None)
+        if decls is None:
+            decls = g.check_decls = {}
+            nodes = [f.body]
+            while nodes:
+                n = nodes.pop()
+                if n is None or not hasattr(n, "op"):
+                    continue
+                if n.op == "decl" and n.kids and n.kids[0] is not None and hasattr(n.kids[0], "op"):
+                    decls[n.val] = None if n.val in decls else n.kids[0]    # (declared twice: no)
+                nodes.extend(n.kids or ())
+        assigned = getattr(g, "check_assigned", None)
+        if assigned is None:
+            assigned = g.check_assigned = _assigned_vars(f.body)
+        return decls.get(v) if v not in assigned else None
 
     def _objects_of(self, k):
         return [(p,) for p, info in zip(k.params, k.param_info)
