@@ -103,6 +103,20 @@ def _debug_categories(text):
     return frozenset(names)
 
 
+CHECK_KINDS = ("bounds", "uninit", "races")
+
+
+def _check_kinds(text):
+    """'bounds,uninit' -> frozenset({'bounds', 'uninit'}); 'all' -> every check (docs/tools.md)."""
+    names = {part.strip().lower() for part in text.split(",") if part.strip()}
+    if "all" in names:
+        return frozenset(CHECK_KINDS)
+    unknown = names - set(CHECK_KINDS)
+    if unknown:
+        raise ValueError(f"names {', '.join(sorted(unknown))}, not a check")
+    return frozenset(names)
+
+
 def _driver(text):
     name = text.strip().lower()
     aliases = {"pool": "pool", "worker": "pool", "threads": "pool", "basic": "basic"}
@@ -164,6 +178,12 @@ KNOBS = {k.name: k for k in (
          + ", ".join(DEBUG_CATEGORIES) + " or all", frozenset(), "none",
          "what PyPlat logs on stderr: err (every API error with its reason), warn, build, cache, "
          "memory (transfers), events (commands queued and ended), refcounts; all", "python"),
+    Knob("PYPLAT_CHECK", _check_kinds, "checks, comma-separated: " + ", ".join(CHECK_KINDS)
+         + " or all", frozenset(), "none",
+         "checks compiled into kernels built from then on: bounds (every access through a "
+         "__global, __constant or __local pointer within its object), uninit (reads of __local "
+         "memory the group never wrote), races (on __local memory between barriers); a finding "
+         "fails the command and names the kernel, work-item, source line and object", "python"),
     Knob("PYPLAT_TRACE", _cache_dir, "a file name, or off", None, "off",
          "write a timeline of API calls, commands, dependencies and workers to this file at exit "
          "(Chrome trace event JSON, for Perfetto; `pyplat trace FILE` summarises it)", "python",

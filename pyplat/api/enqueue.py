@@ -15,7 +15,7 @@ from pyplat.api.event import return_event, wait_list
 from pyplat.api.kernel import lookup_kernel
 from pyplat.api.memory import lookup_buffer
 from pyplat.api.queue import lookup_queue
-from pyplat.core import migration
+from pyplat.core import checks, migration
 from pyplat.core.event import Event
 from pyplat.core.kernel import Kernel
 from pyplat.core.queue import HOST, CommandQueue
@@ -456,8 +456,9 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
     hold the references native events need, so that it may answer now (and next time). True if
     anything changed. A request the checks refuse is left to clEnqueueNDRangeKernel, which reports it."""
     queue, k = handles.peek(command_queue), handles.peek(kernel)
-    if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel) or queue.moves_memory:
-        return False                 # (the fast path leaves memory moves to the Python path)
+    if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel) or queue.moves_memory \
+            or checks.is_checked(k.info):
+        return False                 # (the fast path leaves memory moves and checked kernels to Python)
     primed = False
     plan = k.current_plan()
     if plan is not None and not plan.knows_geometry(queue.device, work_dim, global_work_size, local_work_size or 0):
@@ -535,12 +536,13 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
     waits = wait_list(num_events_in_wait_list, event_wait_list, queue.context)
     if not queue.moves_memory:
         ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits)
-        return_event(ev, event)
-        return
-    after, record = k.bring_arguments(queue)
-    ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits,
-                      after=after)
-    record(ev.command)
+    else:
+        after, record = k.bring_arguments(queue)
+        ev = queue.launch(plan, work_dim, global_work_size, local_work_size or 0, global_work_offset or 0, waits,
+                          after=after)
+        record(ev.command)
+    if plan in k.check_records:          # PYPLAT_CHECK: its finding reported when it ends
+        checks.watch(ev.command, k.info, k.check_records[plan])
     return_event(ev, event)
 
 
@@ -576,8 +578,9 @@ def _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, l
     k.shape.remember_launch(device, work_dim, key[2], key[3], geometry)   # (the kernel's latest)
     global_size, local, offset, empty = geometry
     plan = k.plan(device.memory_space)
-    if plan.scratch_size > device.local_mem_size:
-        raise CLError(cl.CL_OUT_OF_RESOURCES, f"kernel needs {plan.scratch_size} bytes of local memory, "
+    local_size = checks.kernel_local_size(k.info, plan.scratch_size)    # (PYPLAT_CHECK: less its shadows)
+    if local_size > device.local_mem_size:
+        raise CLError(cl.CL_OUT_OF_RESOURCES, f"kernel needs {local_size} bytes of local memory, "
                       f"the device has {device.local_mem_size}")
     plan.remember_geometry(device, work_dim, global_work_size, local_work_size or 0, global_size, local, empty)
     return plan

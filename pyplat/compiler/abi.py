@@ -62,5 +62,7 @@ class WorkGroupContext(ctypes.Structure):
                 for name, count in CONTEXT_FIELDS] + [(LOCAL_MEM_FIELD, ctypes.c_void_p)]
 
 
-WORK_GROUP_FUNCTION = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p),
+# int f(void **args, const WorkGroupContext *ctx): 0, or 1 when a compiled check (PYPLAT_CHECK)
+# found a bad access in the group
+WORK_GROUP_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
                                        ctypes.POINTER(WorkGroupContext))

@@ -10,7 +10,7 @@ import time
 
 import clang.cindex as ci
 
-from .. import log
+from .. import config, log
 from . import cache, jit
 from . import library as builtin_library
 from . import clangapi as _capi  # noqa: F401  (configures libclang)
@@ -103,10 +103,12 @@ def build(source, options="", *, use_cache=True, target=None):
     except _options.InvalidOption as e:
         return BuildResult(False, "error: %s\n" % e, invalid_options=True)
     k = origin = None
+    # PYPLAT_CHECK: checked kernels are another build (host code only; docs/tools.md)
+    checks = config.value("PYPLAT_CHECK") if target is None else frozenset()
     try:
         # the identity the package carries; another target's programs are other entries
-        origin = cache.key(source, (options or "") + ("" if target is None else "\n--target=" + target.name),
-                           HEADER)
+        origin = cache.key(source, (options or "") + ("" if target is None else "\n--target=" + target.name)
+                           + ("\n--check=" + ",".join(sorted(checks)) if checks else ""), HEADER)
         k = origin if use_cache else None
         hit = cache.load(k, source) if k else None     # verified: checksum, origin, env, source
         if hit is not None:
@@ -119,7 +121,7 @@ def build(source, options="", *, use_cache=True, target=None):
         if debugging():
             raise
     try:
-        r = limits.run_deep(_build, source, opts, t0, origin, target)   # (deep recursion: limits.py)
+        r = limits.run_deep(_build, source, opts, t0, origin, target, checks)   # (deep recursion: limits.py)
         if r.ok and k is not None:
             cache.store(k, r.package)
             r.cache_key = k
@@ -145,8 +147,8 @@ def _log_build(r, target, how):
         log.say("warn", "build log:\n" + r.log.rstrip())
 
 
-def _build(source, opts, t0, origin=None, target=None):
-    parsed = _compile_unit(source, opts, t0, target=target)
+def _build(source, opts, t0, origin=None, target=None, checks=frozenset()):
+    parsed = _compile_unit(source, opts, t0, target=target, checks=checks)
     if isinstance(parsed, BuildResult):
         return parsed
     ir_text, meta, tu_info = parsed
@@ -158,6 +160,8 @@ def _build(source, opts, t0, origin=None, target=None):
                                      extra_positions=bool(meta.get("lines"))))
     if "printf_formats" in meta:
         pmeta["printf_formats"] = meta["printf_formats"]
+    if checks:                 # a program binary of it is reloaded only under the same checks
+        pmeta["checks"] = sorted(checks)
     if target is None:
         code = native_object(ir_text, opts.opt_level, meta["regions"])
         t_code = time.perf_counter()
@@ -210,12 +214,13 @@ def compile_object(source, options="", headers=None, target=None):
         return ObjectResult(False, _error_line(err) + "\n" if err else _internal_error(e))
 
 
-def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None):
+def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, checks=frozenset()):
     """Parse and lower one translation unit: (LLVM IR text, meta, info) or a failed
     BuildResult. for_link: a compiled object; functions of the source with external linkage
     are emitted (callable from other units) and calls of functions only declared here stay
     external declarations, resolved by link(). target: None for the host, else the target
-    whose module generator lowers the unit."""
+    whose module generator lowers the unit. checks: PYPLAT_CHECK's kinds compiled into the
+    kernels (lowering/checks.py)."""
     args = ["-x", "cl", "-cl-no-stdinc", "-Xclang", "-fdeclare-opencl-builtins",
             "-include", HEADER] + opts.clang_args()
     unsaved = [(SOURCE_NAME, source)]
@@ -288,6 +293,7 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None):
     if target is None:
         triple, layout = jit.target_info()
         mg = ModuleGen(opts, triple, layout)
+        mg.checks = checks
     else:
         mg = target.module_gen(opts)
     if detailed:
@@ -304,7 +310,7 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None):
     names = mg.generate(kernels, [f for f, _ in exported])
     ir_text = str(mg.module)
     t_gen = time.perf_counter()
-    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names), "regions": mg.regions,
+    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, mg.check_sites()), "regions": mg.regions,
             "unavailable": unavailable, "opt_level": opts.opt_level}
     if mg.printf_formats:     # NVPTX: the formats of its printf records (JSON: string keys)
         meta["printf_formats"] = {str(i): list(f) for i, f in mg.printf_formats.items()}

@@ -9,8 +9,9 @@ _ADDR_Q = {"global": cl.CL_KERNEL_ARG_ADDRESS_GLOBAL, "constant": cl.CL_KERNEL_A
            "generic": cl.CL_KERNEL_ARG_ADDRESS_GLOBAL}
 
 
-def kernel_meta(kernels, names):
-    """[metadata dict] of the kernels (typed tree), names: kernel -> work-group function symbol."""
+def kernel_meta(kernels, names, check_sites=None):
+    """[metadata dict] of the kernels (typed tree), names: kernel -> work-group function symbol;
+    check_sites: the module's compiled checks (lowering/checks.py), or None."""
     out = []
     for k in kernels:
         written = analysis.written_params(k)
@@ -42,6 +43,9 @@ def kernel_meta(kernels, names):
                     "attributes": k.attributes, "reqd_work_group_size": list(k.reqd),
                     "local_mem_size": local_size, "private_mem_size": analysis.private_size(k),
                     "prints": analysis.prints(k)})
+        if check_sites is not None:     # the site table, and this kernel's objects
+            out[-1]["check"] = {"sites": check_sites["sites"], "objects": check_sites["objects"].get(k.name, []),
+                                "kinds": check_sites["kinds"]}
     return out
 
 
@@ -55,5 +59,6 @@ def kernel_infos(kernels_meta, engine):
             address=engine.get_function_address(kd["symbol"]) if engine is not None else None,
             args=[ArgInfo(**a) for a in kd["args"]], attributes=kd["attributes"],
             reqd_work_group_size=tuple(kd["reqd_work_group_size"]), local_mem_size=kd["local_mem_size"],
-            private_mem_size=kd["private_mem_size"], prints=kd.get("prints", True), _engine=engine)
+            private_mem_size=kd["private_mem_size"], prints=kd.get("prints", True), check=kd.get("check"),
+            _engine=engine)
     return infos

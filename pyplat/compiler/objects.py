@@ -22,6 +22,7 @@ import hashlib
 import json
 import struct
 
+from .. import config
 from . import jit
 from .environment import environment
 from .metadata import kernel_infos
@@ -111,6 +112,8 @@ def load_package(data):
     parts = unpack_package(data)
     if parts is None or parts[0].get("target"):     # another target's code (PTX): not for the host
         return None
+    if parts[0].get("checks", []) != sorted(config.value("PYPLAT_CHECK")):
+        return None          # built with other checks compiled in (PYPLAT_CHECK): from source
     return from_package_parts(*parts, data)
 
 

@@ -17,8 +17,9 @@ class ArgInfo:
 
 class KernelInfo:
     __slots__ = ("name", "symbol", "address", "args", "attributes", "reqd_work_group_size", "local_mem_size",
-                 "private_mem_size", "prints", "_engine")
+                 "private_mem_size", "prints", "check", "_engine")
     # symbol: the code's entry (work-group function, PTX .entry); prints: may call printf;
+    # check: the compiled checks' site table and objects (PYPLAT_CHECK; lowering/checks.py) or None;
     # _engine keeps the code alive
 
     def __init__(self, **kw):

@@ -3,7 +3,7 @@ import ctypes
 import struct
 
 from pyplat import log
-from pyplat.core import migration
+from pyplat.core import checks, migration
 from pyplat.core.object import RefCounted, arm_plan, disarm_plan
 from pyplat.core.queue import STDOUT, Retained, merged_accesses
 from pyplat.devices.spaces import HOST as HOST_SPACE
@@ -30,13 +30,16 @@ class LaunchShape:
     the launch sizes validated per device (api/enqueue.py), the latest of which a new object's
     first plan is told (Kernel.prepare_plan)."""
     __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "kinds", "geometries", "last_launch",
-                 "sizes", "fast")
+                 "sizes", "fast", "n_args")
 
     def __init__(self, info, context):
-        n = len(info.args)
+        # a checked kernel (PYPLAT_CHECK) has a hidden last argument: its check record's address
+        kinds = [arg.kind if arg.kind in ("global", "constant", "local") else max(arg.size, 1)
+                 for arg in info.args] + (["global"] if checks.is_checked(info) else [])
+        n = self.n_args = len(kinds)
         cells, offset = [], 8 * max(n, 1)
-        for arg in info.args:
-            size = 8 if arg.kind in ("global", "constant", "local") else max(arg.size, 1)
+        for kind in kinds:
+            size = 8 if kind in ("global", "constant", "local") else kind
             align = min(128, 1 << max(0, (size - 1).bit_length()))
             offset += -offset % align
             cells.append(offset)
@@ -46,15 +49,17 @@ class LaunchShape:
         self.argv = struct.pack(f"<{n}Q", *cells)
         self.written = tuple(arg.written for arg in info.args)
         self.value_sizes = tuple(0 if arg.kind in ("global", "constant", "local") else arg.size
-                                 for arg in info.args)
-        # per argument, for the native clSetKernelArg: 0 by value, 1 buffer, 2 __local
+                                 for arg in info.args) + (0,) * (n - len(info.args))
+        # per argument the application sets, for the native clSetKernelArg: 0 by value, 1 buffer,
+        # 2 __local
         self.kinds = bytes(1 if arg.kind in ("global", "constant") else 2 if arg.kind == "local" else 0
                            for arg in info.args)
         self.geometries = {}
         self.last_launch = None
         self.sizes = KernelSizes()    # the same, natively: what a plan without them takes on a launch
-        # The fast path launches with host addresses and moves no memory: not in such contexts.
-        self.fast = not migration.context_moves_memory(context)
+        # The fast path launches with host addresses and moves no memory: not in such contexts;
+        # nor checked kernels (PYPLAT_CHECK), whose launches get a check record.
+        self.fast = not migration.context_moves_memory(context) and not checks.is_checked(info)
 
     def remember_launch(self, device, work_dim, global_request, local_request, result):
         """A launch geometry the API layer validated on `device` (the request's size_t arrays as
@@ -78,14 +83,16 @@ class Kernel(RefCounted):
         # Per argument: ("mem", Buffer or None) | ("local", size) | ("value", bytes)
         self.args = [None] * len(info.args)
         self.shape = program.launch_shapes.get(info.name)
-        if self.shape is None or len(self.shape.cells) != len(info.args):
+        if self.shape is None or len(self.shape.cells) != len(info.args) + checks.is_checked(info):
             self.shape = program.launch_shapes[info.name] = LaunchShape(info, program.context)
         self.geometry_cache = self.shape.geometries   # validated launch sizes (api/enqueue.py)
         self._plan = None             # launch plan for the current argument values (see plan())
         self._space_plans = {}        # the same for devices with memory of their own, per space
         self._fast = self.shape.fast
+        self.check_records = {}       # launch plan -> its check record (PYPLAT_CHECK builds)
         # the plan and the arguments as the fast path sees them
-        self.slot = (new_slot(self.shape.kinds, self.shape.value_sizes, self.shape.written,
+        n_set = len(info.args)
+        self.slot = (new_slot(self.shape.kinds, self.shape.value_sizes[:n_set], self.shape.written[:n_set],
                               id(STDOUT) if getattr(info, "prints", True) else 0)
                      if new_slot is not None else None)
         self._prepared = False        # prepare_plan has run once (see there)
@@ -176,6 +183,7 @@ class Kernel(RefCounted):
         self._disarm()
         self._plan = None
         self._space_plans = {}
+        self.check_records = {}          # (launches still pending hold theirs: core/checks.py)
         if self.slot is not None:
             self.slot.set_plan(None)
 
@@ -229,12 +237,22 @@ class Kernel(RefCounted):
             static_local = self.info.local_mem_size
             base = (static_local + 127) & ~127
             block, local_cells, buffers = self.snapshot(base, space)
+            record = None
+            if checks.is_checked(self.info):
+                record = checks.new_record(self.info, self.args)
+                block = bytearray(block)
+                _pack_address(block, self.shape.cells[-1], ctypes.addressof(record))
+                block = bytes(block)
             scratch_size = (base if local_size else static_local) + local_size
-            plan = LaunchPlan(self.info.address, block, len(self.args), local_cells,
+            if record is not None:        # PYPLAT_CHECK=uninit, races: room for the shadows
+                scratch_size = checks.launch_local_size(self.info, record, scratch_size)
+            plan = LaunchPlan(self.info.address, block, self.shape.n_args, local_cells,
                               scratch_size, Retained([self.program] + buffers),
                               self.program.result, merged_accesses(self.accesses()),
                               self.program.context, self.shape.value_sizes, self.name,
                               self.shape.sizes if space.shares_host else None)
+            if record is not None:
+                self.check_records[plan] = record
             if not space.shares_host:
                 self._space_plans[space] = plan
                 return plan

@@ -86,7 +86,8 @@ cdef struct WorkGroupContext:       # pyplat/compiler/abi.py
     uint64_t group_id[3]
     void *local_mem
 
-ctypedef void (*work_group_fn)(void **args, const WorkGroupContext *ctx) noexcept nogil
+# returns 0, or 1 when a check compiled into the kernel (PYPLAT_CHECK) found a bad access
+ctypedef int (*work_group_fn)(void **args, const WorkGroupContext *ctx) noexcept nogil
 
 cdef struct cb_t:
     int trigger
@@ -168,7 +169,8 @@ cdef struct cmd_t:
     long next_group
     long groups_done
     int on_board
-    long fault                     # kernels: the signal that stopped it (0: none; faults.pxi)
+    long fault                     # kernels: the signal that stopped it (0: none; faults.pxi;
+                                   # CHECK_FINDING: a compiled check's finding)
     unsigned long long device_ns   # actions on a device with its own clock: its run time (0: none)
     long trace_id                  # PYPLAT_TRACE (tracing.pxi): its number, 0 when not traced
     int trace_name                 # ... its name in the trace's name table (0: by its kind)

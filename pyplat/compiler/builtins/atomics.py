@@ -16,10 +16,15 @@ RMW = {"add": "add", "sub": "sub", "xchg": "xchg", "and": "and", "or": "or", "xo
 
 @family(r"(atomic|atom)_\w+")
 def atomic(g, n, name):
-    b = g.b
-    op = name.split("_", 1)[1]
     p = g.rv(n.kids[0])
     pt = n.kids[0].type.pointee
+    # PYPLAT_CHECK: bounds-checked; in __local memory it counts as written, not as a race
+    return g.guard_access(n, n.kids[0], p, pt.size, "write", lambda: _atomic(g, n, name, p, pt), atomic=True)
+
+
+def _atomic(g, n, name, p, pt):
+    b = g.b
+    op = name.split("_", 1)[1]
     plain = n.kids[0].type.addrspace == "local" and g.mg.GROUP_IN_ONE_THREAD
     if op == "cmpxchg":
         cmpv = g.convert(g.rv(n.kids[1]), n.kids[1].type, pt, n)

@@ -19,7 +19,8 @@ def vload(g, n, name):
     p = g.rv(n.kids[1])
     e = t.elem
     addr = b.gep(p, [b.mul(off, I64(cnt))], source_etype=e.llvm())
-    return b.load(addr, typ=t.llvm(), align=e.size)
+    return g.guard_access(n, n.kids[1], addr, cnt * e.size, "read",
+                          lambda: b.load(addr, typ=t.llvm(), align=e.size))
 
 
 @family(r"vstore[0-9]+")
@@ -31,8 +32,14 @@ def vstore(g, n, name):
     off = g.to_i64(g.rv(n.kids[1]), n.kids[1].type)
     p = g.rv(n.kids[2])
     addr = b.gep(p, [b.mul(off, I64(cnt))], source_etype=dt.elem.llvm())
-    b.store(data, addr, align=dt.elem.size)
+    g.guard_access(n, n.kids[2], addr, cnt * dt.elem.size, "write",
+                   lambda: _store(b, data, addr, dt.elem.size))
     return None
+
+
+def _store(b, value, addr, align):
+    """A store for g.guard_access, which takes None as what a store returns."""
+    b.store(value, addr, align=align)
 
 
 def _half_count(name):
@@ -51,10 +58,10 @@ def vload_half(g, n, name):
     addr = b.gep(p, [b.mul(off, I64(step))], source_etype=I16)
     t = n.type
     if cnt == 1:
-        h = b.bitcast(b.load(addr, typ=I16, align=2), HALF_LL)
-        return b.fpext(h, t.llvm())
+        bits = g.guard_access(n, n.kids[1], addr, 2, "read", lambda: b.load(addr, typ=I16, align=2))
+        return b.fpext(b.bitcast(bits, HALF_LL), t.llvm())
     vt = ir.VectorType(I16, cnt)
-    v = b.load(addr, typ=vt, align=2)
+    v = g.guard_access(n, n.kids[1], addr, 2 * cnt, "read", lambda: b.load(addr, typ=vt, align=2))
     return b.fpext(b.bitcast(v, ir.VectorType(HALF_LL, cnt)), t.llvm())
 
 
@@ -124,5 +131,5 @@ def vstore_half(g, n, name):
     step = 4 if (aligned and cnt == 3) else cnt
     addr = b.gep(p, [b.mul(off, I64(step))], source_etype=I16)
     bits = to_half_bits(g, data, dt, mode)
-    b.store(bits, addr, align=2)
+    g.guard_access(n, n.kids[2], addr, 2 * cnt, "write", lambda: _store(b, bits, addr, 2))
     return None

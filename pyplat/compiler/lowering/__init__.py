@@ -11,7 +11,9 @@ Modules, from the bottom up (none imports one above it):
 * ``workgroup``    the exported work-group function: its prologue and the work-item loop nest;
 * ``barrier_tree`` barrier() on the typed tree: where it runs, inlining helpers that use it;
 * ``barriers``     work-group functions of kernels with barriers (loop fission);
-* ``module``       ModuleGen: globals, strings, intrinsics, functions; generate() drives the rest.
+* ``module``       ModuleGen: globals, strings, intrinsics, functions; generate() drives the rest;
+* ``checks``, ``check_shadow``, ``check_layout``  PYPLAT_CHECK's guarded accesses and shadow memory
+  (used by expressions, workgroup and barriers; they import only irbuild and abi).
 
 The driver uses ``module.ModuleGen`` and ``barrier_tree.func_has_barrier``.
 """

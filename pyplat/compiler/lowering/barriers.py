@@ -334,6 +334,7 @@ class BarrierKernelGen(FuncGen):
         b = self.b = Builder(setup)
         reqd = workgroup.required_size(k)
         self.wi, self.slots = workgroup.work_item_state(self.abuild, b, ctx, reqd)
+        self.check_frame = workgroup.check_frame(self.mg, k, self.abuild, b, self.wi, args_p)
         self.sizes = workgroup.local_sizes(b, ctx, reqd)
         self.lx, self.ly, self.lz = self.sizes
         exit_bb = workgroup.skip_empty_group(b, fn, self.sizes)
@@ -405,7 +406,7 @@ class BarrierKernelGen(FuncGen):
             b.call(self.mg.intrinsic("free", VOIDT, [PTR]), [base])
         b.branch(exit_bb)
         b.position_at_end(exit_bb)
-        b.ret_void()
+        b.ret(workgroup.group_result(self.mg, b, self.check_frame, k, self.wi))
         self.abuild.branch(setup)
 
     def memset(self, dst, size):
@@ -489,6 +490,8 @@ class BarrierKernelGen(FuncGen):
             return
         op = n.op
         if op == "barrier":
+            if self.check_frame is not None:          # PYPLAT_CHECK=races: the next epoch
+                self.mg.check_table().barrier(b, self.check_frame)
             return
         if op == "block":
             run = []

@@ -5,6 +5,7 @@ from llvmlite import ir
 
 from .. import builtins as B
 from .. import types as T
+from . import check_shadow
 from .irbuild import LV, I8, I32, I64, PTR
 
 
@@ -44,23 +45,31 @@ class Expressions:
         if op == "index":
             p = self.rv(n.kids[0])
             i = self.to_i64(self.rv(n.kids[1]), n.kids[1].type)
-            return LV("addr", b.gep(p, [i], source_etype=T.mem_llvm(n.type)), n.type)
+            return LV("addr", b.gep(p, [i], source_etype=T.mem_llvm(n.type)), n.type,
+                      check=self.access_check(n, n.kids[0]))
         if op == "vindex":
             base = self.lvalue(n.kids[0])
             if base.kind != "addr":
                 self.err("subscript of a vector swizzle is not supported", n)
             i = self.to_i64(self.rv(n.kids[1]), n.kids[1].type)
-            return LV("addr", b.gep(base.ptr, [i], source_etype=n.type.llvm()), n.type)
+            return LV("addr", b.gep(base.ptr, [i], source_etype=n.type.llvm()), n.type, check=base.check)
         if op == "deref":
-            return LV("addr", self.rv(n.kids[0]), n.type)
+            return LV("addr", self.rv(n.kids[0]), n.type, check=self.access_check(n, n.kids[0]))
         if op == "member":
             off, arrow, _ = n.val
+            check = None
             if arrow:
                 base = self.rv(n.kids[0])
+                check = self.access_check(n, n.kids[0])
+            elif n.kids[0].lv:
+                base_lv = self.lvalue(n.kids[0])
+                if base_lv.kind != "addr":
+                    self.err("cannot take the address of a vector swizzle", n)
+                base, check = base_lv.ptr, base_lv.check
             else:
                 base = self.addr_of(n.kids[0])
             p = b.gep(base, [I64(off)], inbounds=True, source_etype=I8) if off else base
-            return LV("addr", p, n.type, align=member_alignment(n, off, arrow))
+            return LV("addr", p, n.type, align=member_alignment(n, off, arrow), check=check)
         if op == "swz":
             if n.val is None:
                 self.err("cannot determine the vector component accessor", n)
@@ -77,8 +86,47 @@ class Expressions:
             return lv.ptr
         return self.rv(n)      # struct rvalues are addresses
 
+    def access_check(self, n, pointer):
+        """LV.check of an access through the pointer expression `pointer` (PYPLAT_CHECK=bounds:
+        accesses through __global, __constant and __local pointers), else None."""
+        table = self.mg.check_table()
+        t = pointer.type
+        if table is None or t is None or not (t.is_pointer or t.is_array):
+            return None
+        space = t.addrspace if t.is_pointer else None
+        hint = table.provenance(self, pointer)
+        if space is None and hint is not None:          # an array variable's own space
+            space = "constant" if hint[0] == "global" else None
+            if hint[0] == "frame":
+                space = table.objects_space(self.f, hint[1])
+        if space not in ("global", "constant", "local"):
+            return None
+        return (space, hint, n)
+
+    def guard_access(self, n, pointer, addr, nbytes, access, do, atomic=False):
+        """do() (a load: returns its value; a store: None) of `nbytes` at `addr` through the
+        pointer expression `pointer` of call n (vloadN/vstoreN, atomics), checked under
+        PYPLAT_CHECK."""
+        check = self.access_check(n, pointer)
+        if check is None:
+            return do()
+        table = self.mg.check_table()
+        space, hint, node = check
+        site = table.site(self, node, access, nbytes, space, hint[-1] if hint is not None else None)
+        return table.guard(self, addr, nbytes, space, hint, site, do, write=access == "write", atomic=atomic)
+
+    def mark_local_written(self, pointer, addr, nbytes):
+        """A builtin wrote `nbytes` (an i64 value) at `addr` through the pointer expression
+        `pointer`: under PYPLAT_CHECK=uninit, those __local bytes count as written."""
+        table = self.mg.check_table()
+        if table is not None and pointer.type is not None and pointer.type.is_pointer \
+                and pointer.type.addrspace == "local":
+            check_shadow.mark_written(table, self, addr, nbytes)
+
     def load_lv(self, lv):
         if lv.kind == "addr":
+            if lv.check is not None:
+                return self.mg.check_table().checked_load(self, lv)
             return self.load(lv.ptr, lv.type, lv.align)
         base = self.load_lv(lv.base)
         return self.shuffle(base, lv.idx, lv.type)
@@ -92,6 +140,9 @@ class Expressions:
 
     def store_lv(self, lv, v):
         if lv.kind == "addr":
+            if lv.check is not None:
+                self.mg.check_table().checked_store(self, lv, v)
+                return
             self.store(v, lv.ptr, lv.type, lv.align)
             return
         b = self.b

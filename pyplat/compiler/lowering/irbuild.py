@@ -8,11 +8,12 @@ I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = T.PTR_LL
 VOIDT = ir.VoidType()
 
-# The work-item state `wi` (abi.py): the context's i64 slots, the local ids, the local-memory pointer.
+# The work-item state `wi` (abi.py): the context's i64 slots, the local ids, the local-memory
+# pointer, and the check frame (PYPLAT_CHECK builds only: lowering/checks.py).
 WI_SLOTS = abi.WI_SLOTS
 WI_LID = abi.WI_LOCAL_ID
 WI_SLOTS_TYPE = ir.ArrayType(I64, WI_SLOTS)
-WI_TYPE = ir.LiteralStructType([WI_SLOTS_TYPE, PTR])
+WI_TYPE = ir.LiteralStructType([WI_SLOTS_TYPE, PTR, PTR])
 
 
 class Builder(ir.IRBuilder):
@@ -32,9 +33,10 @@ class Builder(ir.IRBuilder):
 class LV:
     """An lvalue: kind 'addr' (ptr, type), 'swz' (base LV, indices, type). `align`: what is
     known of the address's alignment where it is less than the type's (a member of a packed
-    struct); None: the type's own."""
-    __slots__ = ("kind", "ptr", "type", "base", "idx", "align")
+    struct); None: the type's own. `check`: (address space, provenance, node) of an access
+    through a pointer, for PYPLAT_CHECK (lowering/checks.py); None: not checked."""
+    __slots__ = ("kind", "ptr", "type", "base", "idx", "align", "check")
 
-    def __init__(self, kind, ptr=None, type=None, base=None, idx=None, align=None):
+    def __init__(self, kind, ptr=None, type=None, base=None, idx=None, align=None, check=None):
         self.kind, self.ptr, self.type, self.base, self.idx = kind, ptr, type, base, idx
-        self.align = align
+        self.align, self.check = align, check

@@ -14,7 +14,7 @@ from llvmlite import ir
 from .. import progvars as PV
 from ..builtins.printf import emit_host_printf
 from ..tree import CompileError
-from . import barrier_tree, workgroup
+from . import barrier_tree, checks, workgroup
 from .barriers import BarrierKernelGen
 from .function import FuncGen
 from .irbuild import I8, PTR, VOIDT
@@ -42,6 +42,20 @@ class ModuleGen:
         self.var_symbols = {}          # name -> (size, declared only) of those (export_vars)
         self.fp_contract = None        # pragmas.FPContract where the program has FP_CONTRACT pragmas
         self.printf_formats = {}       # format id -> (C format, value kinds): NVPTX's printf records
+        self.checks = frozenset()      # PYPLAT_CHECK's kinds compiled in (host builds: driver.py)
+        self._check_table = None
+
+    def check_table(self):
+        """The module's checks.CheckTable when checks are compiled in (uninit and races
+        include bounds: they watch the accesses bounds finds inside an object), else None."""
+        if self._check_table is None and self.checks:
+            self._check_table = checks.CheckTable(self)
+        return self._check_table
+
+    def check_sites(self):
+        """The metadata of the compiled checks: {"sites": [...], "objects": {kernel: [...]}}, or None."""
+        t = self._check_table
+        return None if t is None else {"sites": t.sites, "objects": t.objects, "kinds": sorted(self.checks)}
 
     # -------------------------------------------------------------- helpers
     def intrinsic(self, name, ret, args, var_arg=False):
@@ -138,6 +152,8 @@ class ModuleGen:
             self.function(f)
         for k in kernels:
             barrier_tree.inline_barrier_functions(k)
+        if self.check_table() is not None:
+            self.check_table().note_kernels(kernels)
         memo = {}
         with_barriers = [k for k in kernels if barrier_tree.has_barrier(k.body, memo)]
         for k in with_barriers:
@@ -157,6 +173,10 @@ class ModuleGen:
         for k in kernels:
             if k not in with_barriers:
                 names[k.name] = self.workgroup_function(k)
+        if self._check_table is not None:
+            self._check_table.finish([(g, v.type.size) for v, g in self.globals.items()
+                                      if not isinstance(v, tuple) and g.global_constant
+                                      and not g.name.startswith("__pyplat_check")])
         return names
 
     def workgroup_function(self, k):

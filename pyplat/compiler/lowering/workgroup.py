@@ -10,7 +10,7 @@ them for every parallel region.
 from llvmlite import ir
 
 from .. import abi
-from .irbuild import Builder, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE
+from .irbuild import Builder, I32, I64, PTR, WI_LID, WI_SLOTS_TYPE, WI_TYPE
 
 
 def name_of(k):
@@ -18,7 +18,9 @@ def name_of(k):
 
 
 def declare(module, name):
-    fn = ir.Function(module, ir.FunctionType(VOIDT, [PTR, PTR]), name=name)
+    """The work-group function: it returns 0, or 1 when a compiled check (PYPLAT_CHECK) found
+    a bad access in this group, which fails the command."""
+    fn = ir.Function(module, ir.FunctionType(I32, [PTR, PTR]), name=name)
     fn.attributes.add("nounwind")
     fn.args[1].add_attribute("noalias")          # ctx
     return fn
@@ -45,6 +47,17 @@ def work_item_state(alloca_b, b, ctx, reqd):
     lm = b.load(b.gep(ctx, [I64(abi.CTX_LOCAL_MEM)], inbounds=True, source_etype=I64), typ=PTR, align=8)
     b.store(lm, b.gep(wi, [I32(0), I32(1)], inbounds=True, source_etype=WI_TYPE))
     return wi, slots
+
+
+def check_frame(mg, k, alloca_b, b, wi, args_p):
+    """PYPLAT_CHECK builds: the group's check frame (lowering/checks.py), else None."""
+    table = mg.check_table()
+    return None if table is None else table.setup_frame(k, alloca_b, b, wi, args_p, argument)
+
+
+def group_result(mg, b, frame, k, wi):
+    """What the work-group function returns (see declare)."""
+    return I32(0) if frame is None else mg.check_table().group_result(b, frame, k, wi)
 
 
 def argument(b, args_p, i, t):
@@ -119,6 +132,7 @@ def plain_workgroup_function(mg, k):
     b = Builder(fn.append_basic_block("entry"))
     reqd = required_size(k)
     wi, slots = work_item_state(b, b, ctx, reqd)
+    frame = check_frame(mg, k, b, b, wi, args_p)
     callargs = [wi] + [argument(b, args_p, i, p.type) for i, p in enumerate(k.params)]
     body = mg.fns[k]
     sizes = local_sizes(b, ctx, reqd)
@@ -126,5 +140,5 @@ def plain_workgroup_function(mg, k):
     loop_nest(b, fn, slots, sizes, lambda z, y, x: b.call(body, callargs), "")
     b.branch(exit_bb)
     b.position_at_end(exit_bb)
-    b.ret_void()
+    b.ret(group_result(mg, b, frame, k, wi))
     return name

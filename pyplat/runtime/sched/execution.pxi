@@ -72,6 +72,9 @@ cdef long grab_chunk(cmd_t *c, long workers, long *start) noexcept nogil:
             return size
 
 
+DEF CHECK_FINDING = -1             # c.fault of a command whose kernel's checks found a bad access
+
+
 cdef struct chunk_run_t:           # run_groups' state, in memory: read back after a fault
     cmd_t *c
     char *args
@@ -93,7 +96,8 @@ cdef void run_chunks(void *arg) noexcept nogil:
             r.ctx.group_id[0] = i % ng0
             r.ctx.group_id[1] = (i // ng0) % ng1
             r.ctx.group_id[2] = i // ng01
-            fn(<void **>r.args, &r.ctx)
+            if fn(<void **>r.args, &r.ctx):      # a compiled check's finding: the command fails
+                pp_cas(&c.fault, 0, CHECK_FINDING)  # (the layer above reports it)
         if pp_add(&c.groups_done, r.size) == c.total:
             r.last = 1
         r.size = grab_chunk(c, r.workers, &r.start)

@@ -1,0 +1,253 @@
+"""PYPLAT_CHECK=uninit and races: shadow memory of a work-group's `__local` memory (docs/tools.md).
+
+The core gives a checked kernel's launches more local memory than they use (core/checks.py,
+`shadow_factor`): after the group's `total` bytes (the check record's REC_LOCAL_TOTAL, a
+multiple of 128) come, per local byte,
+- uninit: one byte, 1 once a work-item of the group wrote it;
+- races: two uint32 tags, the last writer's and the last reader's (all writers' tags, then all
+  readers'): (barrier epoch mod 2^16) << 16 | (local linear id + 1), 0 for none.
+The work-group function clears both in its prologue (so "written" means written in this group)
+and starts the epoch at 1; each barrier adds one (checks.CheckTable.barrier).
+
+Every `__local` access that passed the bounds check then:
+- uninit: a store sets its bytes' flags; a load of up to 16 bytes whose flags are not all set is
+  a finding (the load still happens: the memory is there);
+- races: a write conflicts with another work-item's write or read of one of its bytes in the
+  same epoch, a read with another work-item's write; a conflict is a finding naming the other
+  work-item. Accesses of up to 16 bytes compare and update their tags inline, as vectors; a
+  conflict (or a larger access) goes to a cold loop, `__pyplat_check_race`, which finds the byte
+  and reports.
+Atomics and async copies are not tracked as accesses (an atomic does not race), but their
+writes into `__local` memory count as written for uninit (mark_written).
+"""
+from llvmlite import ir
+
+from .. import abi
+from .check_layout import (FR_EPOCH, FR_LOCAL, FR_LOCAL_TOTAL, FR_RECORD, FR_SHADOW_RACES, FR_SHADOW_UNINIT, KIND_READ_AFTER_WRITE,
+                           KIND_UNINIT, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_LOCAL_TOTAL, WI_FRAME)
+from .irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
+
+UNINIT, RACES = "uninit", "races"
+RACE = "__pyplat_check_race"
+
+
+def wanted(kinds):
+    return UNINIT in kinds or RACES in kinds
+
+
+def shadow_factor(kinds):
+    """Local memory a launch gets, in multiples of what the kernel uses."""
+    return 1 + (UNINIT in kinds) + 8 * (RACES in kinds)
+
+
+def _word(b, frame, index):
+    return b.gep(frame, [I64(index) if isinstance(index, int) else index], inbounds=True, source_etype=I64)
+
+
+def _memset(table, b, ptr, byte, size):
+    f = table.mg.intrinsic("llvm.memset.p0.i64", VOIDT, [PTR, I8, I64, I1])
+    b.call(f, [ptr, I8(byte), size, I1(0)])
+
+
+def setup(table, b, frame, record, lm, has_local=True):
+    """The prologue's part: the frame's local-memory and shadow addresses, shadows cleared
+    (has_local: the kernel has __local objects; without, no access reaches the shadows)."""
+    kinds = table.mg.checks
+    b.store(b.ptrtoint(lm, I64), _word(b, frame, FR_LOCAL))
+    b.store(I64(1), _word(b, frame, FR_EPOCH))
+    b.store(I64(0), _word(b, frame, FR_SHADOW_UNINIT))
+    b.store(I64(0), _word(b, frame, FR_SHADOW_RACES))
+    if not wanted(kinds) or not has_local:
+        return
+    total = b.load(_word(b, record, REC_LOCAL_TOTAL), typ=I64, align=8)
+    b.store(total, _word(b, frame, FR_LOCAL_TOTAL))
+    shadow = b.gep(lm, [total], source_etype=I8)
+    if UNINIT in kinds:
+        _memset(table, b, shadow, 0, total)
+        b.store(b.ptrtoint(shadow, I64), _word(b, frame, FR_SHADOW_UNINIT))
+        shadow = b.gep(shadow, [total], source_etype=I8)
+    if RACES in kinds:
+        _memset(table, b, shadow, 0, b.mul(total, I64(8)))
+        b.store(b.ptrtoint(shadow, I64), _word(b, frame, FR_SHADOW_RACES))
+
+
+def barrier(table, b, frame):
+    """A barrier of the group: the next epoch (the tags are cleared when its 16 bits wrap)."""
+    if RACES not in table.mg.checks:
+        return
+    epoch = b.add(b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8), I64(1))
+    wrapped = b.icmp_unsigned("==", b.and_(epoch, I64(0xFFFF)), I64(0))
+    fn = b.function
+    clear_bb = fn.append_basic_block("check.epoch.wrap")
+    on_bb = fn.append_basic_block("check.epoch")
+    before = b.block
+    b.cbranch(wrapped, clear_bb, on_bb)
+    b.position_at_end(clear_bb)
+    record = b.inttoptr(b.load(_word(b, frame, FR_RECORD), typ=I64, align=8), PTR)
+    total = b.load(_word(b, record, REC_LOCAL_TOTAL), typ=I64, align=8)
+    shadow = b.inttoptr(b.load(_word(b, frame, FR_SHADOW_RACES), typ=I64, align=8), PTR)
+    _memset(table, b, shadow, 0, b.mul(total, I64(8)))
+    skipped = b.add(epoch, I64(1))           # (epoch 0 mod 2^16 would look like "no tag")
+    b.branch(on_bb)
+    b.position_at_end(on_bb)
+    phi = b.phi(I64)
+    phi.add_incoming(epoch, before)
+    phi.add_incoming(skipped, clear_bb)
+    b.store(phi, _word(b, frame, FR_EPOCH))
+
+
+def local_access(table, g, frame, p, size, base, site, write, atomic=False):
+    """The shadow checks of a __local access of `size` bytes at address p (an i64) that passed
+    the bounds check; base: its object's address (offsets in findings), None: unknown. An
+    atomic access only sets uninit's flags."""
+    kinds = table.mg.checks
+    b = g.b
+    lm = table._invariant(b.load(_word(b, frame, FR_LOCAL), typ=I64, align=8))
+    off = b.sub(p, lm)
+    rel = off if base is None else b.sub(p, base)
+    if UNINIT in kinds:
+        flags = b.gep(b.inttoptr(table._invariant(b.load(_word(b, frame, FR_SHADOW_UNINIT), typ=I64, align=8)),
+                                 PTR), [off], source_etype=I8)
+        if write or atomic:
+            _memset(table, b, flags, 1, I64(size))
+        elif size <= 16:
+            width = ir.IntType(8 * size)
+            got = b.load(flags, typ=width, align=1)
+            unset = b.icmp_unsigned("!=", got, ir.Constant(width, int("01" * size, 16)))
+            report_bb = g.fn.append_basic_block("check.uninit")
+            on_bb = g.fn.append_basic_block("check.uninit.ok")
+            b.cbranch(unset, report_bb, on_bb)
+            b.position_at_end(report_bb)
+            b.call(table.report_function(), [frame, g.wi, I64(site), rel, I64(size), I64(KIND_UNINIT), I64(0)])
+            b.branch(on_bb)
+            b.position_at_end(on_bb)
+    if RACES in kinds and not atomic:
+        if size <= 16:
+            _inline_race(table, g, frame, off, size, write, site, rel)
+        else:
+            b.call(race_function(table), [frame, g.wi, off, I64(size), I64(1 if write else 0), I64(site), rel])
+
+
+def _inline_race(table, g, frame, off, size, write, site, rel):
+    """The races check of an access of `size` (<= 16) bytes: its bytes' tags compared as one
+    vector; a conflict goes to the cold loop (which reports it), else the tags are updated."""
+    b = g.b
+    vt = ir.VectorType(I32, size)
+    writers = b.inttoptr(table._invariant(b.load(_word(b, frame, FR_SHADOW_RACES), typ=I64, align=8)), PTR)
+    total = table._invariant(b.load(_word(b, frame, FR_LOCAL_TOTAL), typ=I64, align=8))
+    wp = b.gep(writers, [off], source_etype=I32)
+    rp = b.gep(writers, [b.add(total, off)], source_etype=I32)
+    epoch = b.and_(b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8), I64(0xFFFF))
+    ls = [g.wi_slot(abi.CTX_LOCAL_SIZE + d) for d in range(2)]
+    lid = [g.wi_slot(WI_LID + d) for d in range(3)]
+    me_id = b.and_(b.add(b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2])))), I64(1)), I64(0xFFFF))
+    me = b.trunc(b.or_(b.shl(epoch, I64(16)), me_id), I32)
+
+    def splat(v):
+        return b.shuffle_vector(b.insert_element(ir.Constant(vt, ir.Undefined), v, I32(0)),
+                                ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(I32, size), [0] * size))
+    e_v, me_v = splat(b.trunc(epoch, I32)), splat(b.trunc(me_id, I32))
+    low = ir.Constant(vt, [0xFFFF] * size)
+
+    def others(tags):           # lanes holding another work-item's tag of this epoch
+        ids = b.and_(tags, low)
+        return b.and_(b.icmp_unsigned("==", b.lshr(tags, ir.Constant(vt, [16] * size)), e_v),
+                      b.and_(b.icmp_unsigned("!=", ids, ir.Constant(vt, [0] * size)),
+                             b.icmp_unsigned("!=", ids, me_v)))
+    hit = others(b.load(wp, typ=vt, align=4))
+    if write:
+        hit = b.or_(hit, others(b.load(rp, typ=vt, align=4)))
+    conflict = b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(size)), ir.Constant(ir.IntType(size), 0))
+    slow_bb = g.fn.append_basic_block("check.race")
+    tag_bb = g.fn.append_basic_block("check.race.tag")
+    on_bb = g.fn.append_basic_block("check.race.done")
+    b.cbranch(conflict, slow_bb, tag_bb)
+    b.position_at_end(slow_bb)
+    b.call(race_function(table), [frame, g.wi, off, I64(size), I64(1 if write else 0), I64(site), rel])
+    b.branch(on_bb)
+    b.position_at_end(tag_bb)
+    b.store(splat(me), wp if write else rp, align=4)
+    b.branch(on_bb)
+    b.position_at_end(on_bb)
+
+
+def mark_written(table, g, ptr, nbytes):
+    """A builtin wrote nbytes (an i64 value) at ptr in __local memory: uninit's flags set."""
+    if UNINIT not in table.mg.checks:
+        return
+    b = g.b
+    frame = b.load(b.gep(g.wi, [I32(0), I32(WI_FRAME)], inbounds=True, source_etype=WI_TYPE), typ=PTR, align=8)
+    off = b.sub(b.ptrtoint(ptr, I64), b.load(_word(b, frame, FR_LOCAL), typ=I64, align=8))
+    shadow = b.inttoptr(b.load(_word(b, frame, FR_SHADOW_UNINIT), typ=I64, align=8), PTR)
+    _memset(table, b, b.gep(shadow, [off], source_etype=I8), 1, nbytes)
+
+
+def race_function(table):
+    """void race(frame, wi, offset in local memory, size, is write, site, offset in the object)."""
+    m = table.mg.module
+    fn = m.globals.get(RACE)
+    if fn is None:
+        fn = ir.Function(m, ir.FunctionType(VOIDT, [PTR, PTR, I64, I64, I64, I64, I64]), name=RACE)
+        fn.linkage = "internal"
+        for a in ("noinline", "nounwind"):
+            fn.attributes.add(a)
+    return fn
+
+
+def finish(table):
+    """The race function's body, if it is used."""
+    fn = table.mg.module.globals.get(RACE)
+    if fn is None or fn.blocks:
+        return
+    frame, wi, off, size, is_write, site, rel = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    slots = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+
+    def slot(i):
+        return b.load(b.gep(slots, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE), typ=I64, align=8)
+    ls = [slot(abi.CTX_LOCAL_SIZE + d) for d in range(3)]
+    lid = [slot(WI_LID + d) for d in range(3)]
+    me_id = b.add(b.add(b.mul(b.add(b.mul(lid[2], ls[1]), lid[1]), ls[0]), lid[0]), I64(1))
+    epoch = b.and_(b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8), I64(0xFFFF))
+    me = b.trunc(b.or_(b.shl(epoch, I64(16)), b.and_(me_id, I64(0xFFFF))), I32)
+    e32 = b.trunc(epoch, I32)
+    me16 = b.trunc(b.and_(me_id, I64(0xFFFF)), I32)
+    tags = b.inttoptr(b.load(_word(b, frame, FR_SHADOW_RACES), typ=I64, align=8), PTR)
+    total = b.load(_word(b, frame, FR_LOCAL_TOTAL), typ=I64, align=8)
+    writing = b.icmp_unsigned("!=", is_write, I64(0))
+    entry = b.block
+    loop = fn.append_basic_block("bytes")
+    done = fn.append_basic_block("done")
+    b.cbranch(b.icmp_unsigned("==", size, I64(0)), done, loop)
+    b.position_at_end(loop)
+    i = b.phi(I64)
+    i.add_incoming(I64(0), entry)
+    at = b.add(off, i)
+    wp = b.gep(tags, [at], source_etype=I32)
+    rp = b.gep(tags, [b.add(at, total)], source_etype=I32)
+    w = b.load(wp, typ=I32, align=4)
+    r = b.load(rp, typ=I32, align=4)
+
+    def other(tag):             # another work-item's tag of this epoch
+        return b.and_(b.icmp_unsigned("==", b.lshr(tag, I32(16)), e32),
+                      b.and_(b.icmp_unsigned("!=", b.and_(tag, I32(0xFFFF)), I32(0)),
+                             b.icmp_unsigned("!=", b.and_(tag, I32(0xFFFF)), me16)))
+    w_other, r_other = other(w), other(r)
+    kind = b.select(writing, b.select(w_other, I64(KIND_WRITE_WRITE), I64(KIND_WRITE_AFTER_READ)),
+                    I64(KIND_READ_AFTER_WRITE))
+    conflict = b.select(writing, b.or_(w_other, r_other), w_other)
+    culprit = b.select(b.and_(writing, b.not_(w_other)), r, w)
+    report_bb = fn.append_basic_block("conflict")
+    tag_bb = fn.append_basic_block("tag")
+    b.cbranch(conflict, report_bb, tag_bb)
+    b.position_at_end(report_bb)
+    b.call(table.report_function(), [frame, wi, site, rel, size, kind,
+                                     b.sub(b.zext(b.and_(culprit, I32(0xFFFF)), I64), I64(1))])
+    b.branch(done)
+    b.position_at_end(tag_bb)
+    b.store(me, b.select(writing, wp, rp), align=4)
+    nxt = b.add(i, I64(1))
+    i.add_incoming(nxt, tag_bb)
+    b.cbranch(b.icmp_unsigned("<", nxt, size), loop, done)
+    b.position_at_end(done)
+    b.ret_void()

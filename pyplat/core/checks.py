@@ -1,0 +1,134 @@
+"""Findings of the checks compiled into kernels (PYPLAT_CHECK; the compiled side is
+pyplat/compiler/lowering/checks.py, docs/tools.md "PYPLAT_CHECK").
+
+A checked kernel has one hidden argument after its own: the address of its check record, one
+per launch plan (new_record), which holds the sizes of the objects its pointer arguments point
+to and, once an access failed, the first finding. A launch whose kernel found one ends with
+CL_OUT_OF_RESOURCES (the runtime sees the work-group function's result); when the command has
+ended, `watch`'s hook turns the record into a Finding: one line on stderr, and `findings`.
+Launches of one kernel object with the same arguments that overlap share the record: a
+finding is then reported once, by the first of them to end (each one's status is its own).
+"""
+import ctypes
+import sys
+import threading
+
+from pyplat.compiler.lowering.check_layout import (KIND_BOUNDS, KIND_READ_AFTER_WRITE, KIND_UNINIT,
+                                                   KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_FOUND,
+                                                   REC_GLOBAL_ID, REC_HEADER, REC_KIND, REC_LOCAL_ID,
+                                                   REC_LOCAL_TOTAL, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE)
+from pyplat.compiler.lowering.check_shadow import shadow_factor as _factor
+
+findings = []                  # every Finding of this process, oldest first
+_lock = threading.Lock()
+
+
+class Finding:
+    """A bad access a compiled check found: `kind` ("out-of-bounds read" / "... write"), the
+    kernel, the work-item's global and local ids, the source file, line and column, the object
+    (`object`: argument or variable name, None where the pointer's origin is unknown, and its
+    address `space`), the offset from the object's start (the address where unknown) and the
+    access's size in bytes; `object_size` where known; for a data race, `other`: the local
+    linear id of the other work-item (same barrier interval, same bytes)."""
+    __slots__ = ("kind", "kernel", "global_id", "local_id", "file", "line", "column", "object",
+                 "object_kind", "space", "offset", "size", "object_size", "other")
+
+    def __init__(self, **fields):
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def __str__(self):
+        where = "global (%d, %d, %d) local (%d, %d, %d)" % (*self.global_id, *self.local_id)
+        if self.object is None:
+            what = "address 0x%x through a __%s pointer to none of the kernel's objects" % (self.offset, self.space)
+        else:
+            size = "" if self.object_size is None else " (%d bytes)" % self.object_size
+            what = "offset %d of __%s %s '%s'%s" % (self.offset, self.space, self.object_kind,
+                                                  self.object, size)
+        if self.other is not None:
+            what += " (other work-item: local linear id %d, since the last barrier)" % self.other
+        return "kernel '%s' work-item %s: %s of %d bytes at %s, at %s:%d:%d" % (
+            self.kernel, where, self.kind, self.size, what, self.file, self.line, self.column)
+
+
+def is_checked(info):
+    return getattr(info, "check", None) is not None
+
+
+def shadow_factor(info):
+    """A checked launch's local memory, in multiples of what the kernel uses (the shadows of
+    uninit and races follow it: compiler/lowering/check_shadow.py)."""
+    return _factor(info.check.get("kinds", ())) if is_checked(info) else 1
+
+
+def launch_local_size(info, record, scratch_size):
+    """The scratch size a launch plan asks for, with room for the shadows; tells the record."""
+    factor = shadow_factor(info)
+    if factor == 1 or not scratch_size:
+        return scratch_size
+    total = (scratch_size + 127) & ~127
+    record[REC_LOCAL_TOTAL] = total
+    return total * factor
+
+
+def kernel_local_size(info, scratch_size):
+    """What the kernel itself uses of a launch plan's scratch size (the device's limit applies
+    to it, not to the shadows)."""
+    return scratch_size // shadow_factor(info)
+
+
+def new_record(info, args):
+    """A check record for a launch plan of the kernel `info` with argument values `args`
+    (core/kernel.py: ("mem", buffer) | ("local", size) | ("value", bytes))."""
+    record = (ctypes.c_uint64 * (REC_HEADER + max(len(args), 1)))()
+    for i, arg in enumerate(args):
+        kind, value = arg
+        if kind == "mem" and value is not None:
+            record[REC_HEADER + i] = value.size
+        elif kind == "local":
+            record[REC_HEADER + i] = value
+    return record
+
+
+_KINDS = {KIND_BOUNDS: "out-of-bounds ACCESS", KIND_UNINIT: "read of uninitialised __local memory",
+          KIND_WRITE_WRITE: "data race: write after another work-item's write",
+          KIND_WRITE_AFTER_READ: "data race: write after another work-item's read",
+          KIND_READ_AFTER_WRITE: "data race: read after another work-item's write"}
+
+
+def _signed(word):
+    return word - (1 << 64) if word >= 1 << 63 else word
+
+
+def watch(command, info, record):
+    """Report the record's finding once `command` (a launch of `info` with it) has ended."""
+    command.add_hook(lambda: _report(info, record))
+
+
+def _report(info, record):
+    if not record[REC_FOUND]:
+        return
+    with _lock:
+        if not record[REC_FOUND]:
+            return
+        sites, objects = info.check["sites"], info.check["objects"]
+        file, line, column, access, size, name, space = sites[record[REC_SITE]]
+        object_kind, object_size = None, None
+        for obj_name, _, kind, static_size in objects:
+            if obj_name == name:
+                object_kind, object_size = kind, static_size
+                if kind == "argument":
+                    index = [a.name for a in info.args].index(name)
+                    object_size = record[REC_HEADER + index]
+                break
+        kind = record[REC_KIND]
+        finding = Finding(kind=_KINDS[kind].replace("ACCESS", access), kernel=info.name,
+                          global_id=tuple(record[REC_GLOBAL_ID:REC_GLOBAL_ID + 3]),
+                          local_id=tuple(record[REC_LOCAL_ID:REC_LOCAL_ID + 3]), file=file, line=line,
+                          column=column, object=name, object_kind=object_kind, space=space,
+                          offset=_signed(record[REC_OFFSET]), size=record[REC_SIZE], object_size=object_size,
+                          other=record[REC_OTHER] if kind >= KIND_WRITE_WRITE else None)
+        record[REC_FOUND] = 0
+        findings.append(finding)
+    sys.stderr.write("pyplat: check: %s\n" % finding)
+    sys.stderr.flush()

@@ -1,0 +1,304 @@
+"""PYPLAT_CHECK=bounds: accesses through __global, __constant and __local pointers checked in
+the compiled kernel (docs/tools.md, "PYPLAT_CHECK"). A catalogue of buggy kernels, each found
+with the right kind, kernel, work-item, source line and object; the bad write does not happen,
+the command's event ends with CL_OUT_OF_RESOURCES, the host goes on. Correct kernels (barriers,
+tiles, pyopencl's array operations) report nothing.
+
+Every case runs in a child process with the variable set (and no compiled-program cache, so
+the checked build is made here)."""
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("pyopencl")
+
+PRELUDE = '''
+import numpy as np
+import pyplat
+pyplat.enable()
+import pyopencl as cl
+
+platform = [p for p in cl.get_platforms() if p.name == "PyPlat"][0]
+ctx = cl.Context(platform.get_devices())
+q = cl.CommandQueue(ctx)
+mf = cl.mem_flags
+N = 256
+
+def status(ev):
+    try:
+        ev.wait()
+    except cl.RuntimeError:
+        pass
+    q.finish()
+    return ev.get_info(cl.event_info.COMMAND_EXECUTION_STATUS)
+'''
+
+CATALOGUE = r"""
+__kernel void read_past_global(__global int *out, __global const int *in) {
+    size_t i = get_global_id(0);
+    out[i] = in[i + 1];
+}
+__kernel void write_past_global(__global int *out) {
+    size_t i = get_global_id(0);
+    out[i + 1] = (int)i;
+}
+__kernel void read_past_constant(__global int *out, __constant int *table) {
+    size_t i = get_global_id(0);
+    out[i] = table[i + 1];
+}
+__kernel void write_past_local_variable(__global int *out) {
+    __local int tile[64];
+    size_t l = get_local_id(0);
+    tile[l + 1] = (int)l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tile[l];
+}
+__kernel void read_past_local_argument(__global int *out, __local int *scratch) {
+    size_t l = get_local_id(0);
+    scratch[l] = (int)l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = scratch[l + 1];
+}
+int fetch(__global const int *p, size_t i) { return p[i]; }
+__kernel void wild_offset(__global int *out, __global const int *in) {
+    size_t i = get_global_id(0);
+    out[i] = fetch(in, i == 77 ? i + 100000 : i);
+}
+__kernel void wild_pointer(__global int *out) {
+    size_t i = get_global_id(0);
+    __global int *p = (__global int *)(size_t)(i == 9 ? 4096 : 0);
+    if (i == 9) *p = 1;
+    out[i] = 1;
+}
+__kernel void vector_write_past(__global int *out) {
+    size_t i = get_global_id(0);
+    vstore4((int4)(1), i + 1, out);
+}
+__kernel void read_past_offset_view(__global int *out, __global const int *in__base, long in__offset) {
+    __global const int *in = (__global const int *)((__global const char *)in__base + in__offset);
+    size_t i = get_global_id(0);
+    out[i] = in[i];
+}
+__kernel void missing_barrier(__global int *out) {
+    __local int tile[64];
+    size_t l = get_local_id(0);
+    tile[l] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    tile[l] = (int)l;
+    out[get_global_id(0)] = tile[63 - l];
+}
+__kernel void uninit_local_read(__global int *out) {
+    __local int half_set[64];
+    size_t l = get_local_id(0);
+    if (l < 32) half_set[l] = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = half_set[l];
+}
+__kernel void add_one(__global int *o) { o[get_global_id(0)] += 1; }
+"""
+
+
+def run_script(body, env=None):
+    src = PRELUDE + "SRC = r'''" + CATALOGUE + "'''\nprg = cl.Program(ctx, SRC).build()\n" + textwrap.dedent(body)
+    e = dict(os.environ, PYPLAT_CHECK="bounds", PYPLAT_CACHE_DIR="off")
+    e.update(env or {})
+    p = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=300, env=e, cwd="/")
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p
+
+
+def line_of(text):
+    """The catalogue's line (as the compiler numbers the program's source) holding `text`."""
+    return next(n for n, line in enumerate(CATALOGUE.split("\n"), 1) if text in line)
+
+
+def findings(stderr):
+    return [line for line in stderr.split("\n") if line.startswith("pyplat: check: ")]
+
+
+CASES = {
+    # kernel: (launch code, expected pieces of the finding line, source text of the access[, checks])
+    "read_past_global": (
+        "ev = prg.read_past_global(q, (N,), (64,), out, inp)",
+        ["out-of-bounds read of 4 bytes at offset 1024 of __global argument 'in' (1024 bytes)",
+         "global (255, 0, 0) local (63, 0, 0)"], "in[i + 1]"),
+    "write_past_global": (
+        "ev = prg.write_past_global(q, (N,), (64,), out)",
+        ["out-of-bounds write of 4 bytes at offset 1024 of __global argument 'out' (1024 bytes)",
+         "global (255, 0, 0) local (63, 0, 0)"], "out[i + 1]"),
+    "read_past_constant": (
+        "ev = prg.read_past_constant(q, (N,), (64,), out, inp)",
+        ["out-of-bounds read of 4 bytes at offset 1024 of __constant argument 'table' (1024 bytes)"],
+        "table[i + 1]"),
+    "write_past_local_variable": (
+        "ev = prg.write_past_local_variable(q, (N,), (64,), out)",
+        ["out-of-bounds write of 4 bytes at offset 256 of __local variable 'tile' (256 bytes)",
+         "local (63, 0, 0)"], "tile[l + 1]"),
+    "read_past_local_argument": (
+        "ev = prg.read_past_local_argument(q, (N,), (64,), out, cl.LocalMemory(256))",
+        ["out-of-bounds read of 4 bytes at offset 256 of __local argument 'scratch' (256 bytes)",
+         "local (63, 0, 0)"], "scratch[l + 1]"),
+    "vector_write_past": (
+        "ev = prg.vector_write_past(q, (N // 4,), (64,), out)",
+        ["out-of-bounds write of 16 bytes at offset 1024 of __global argument 'out' (1024 bytes)",
+         "global (63, 0, 0) local (63, 0, 0)"], "vstore4("),
+    "read_past_offset_view": (      # pyopencl's way: a base argument and an offset
+        "ev = prg.read_past_offset_view(q, (N,), (64,), out, inp, np.int64(4))",
+        ["out-of-bounds read of 4 bytes at offset 1024 of __global argument 'in__base' (1024 bytes)",
+         "global (255, 0, 0) local (63, 0, 0)"], "out[i] = in[i];"),
+    "missing_barrier": (
+        "ev = prg.missing_barrier(q, (N,), (64,), out)",
+        ["data race: write after another work-item's read of 4 bytes at offset 128 of __local variable "
+         "'tile' (256 bytes) (other work-item: local linear id 31, since the last barrier)",
+         "global (32, 0, 0) local (32, 0, 0)"], "tile[l] = (int)l;", "races"),
+    "uninit_local_read": (
+        "ev = prg.uninit_local_read(q, (N,), (64,), out)",
+        ["read of uninitialised __local memory of 4 bytes at offset 128 of __local variable 'half_set' "
+         "(256 bytes)", "global (32, 0, 0) local (32, 0, 0)"], "= half_set[l]", "uninit"),
+    "wild_offset": (
+        "ev = prg.wild_offset(q, (N,), (64,), out, inp)",
+        ["out-of-bounds read of 4 bytes at address", "global (77, 0, 0) local (13, 0, 0)"], "return p[i]"),
+    "wild_pointer": (
+        "ev = prg.wild_pointer(q, (N,), (64,), out)",
+        ["out-of-bounds write of 4 bytes at address 0x1000 through a __global pointer to none",
+         "global (9, 0, 0) local (9, 0, 0)"], "*p = 1"),
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(CASES))
+def test_each_buggy_kernel_is_found_at_its_line_and_the_host_goes_on(kernel):
+    launch, pieces, access, *kinds = CASES[kernel]
+    p = run_script('''
+        # out: the first N ints of a larger buffer full of sentinels, so that a write past it shows
+        whole = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.full(2 * N, -7, np.int32))
+        out = whole.get_sub_region(0, 4 * N)
+        inp = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.arange(N, dtype=np.int32))
+        %s
+        print("status", status(ev))
+        after = np.empty(2 * N, np.int32)
+        cl.enqueue_copy(q, after, whole)
+        print("past the end", int(after[N]), int(after[2 * N - 1]))
+        ok = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(N, np.int32))
+        print("correct", status(prg.add_one(q, (N,), (64,), ok)))
+        res = np.empty(N, np.int32)
+        cl.enqueue_copy(q, res, ok)
+        print("sum", int(res.sum()))
+    ''' % launch, {"PYPLAT_CHECK": kinds[0]} if kinds else None)
+    out = p.stdout.split("\n")
+    assert "status -5" in out, p.stdout            # CL_OUT_OF_RESOURCES
+    assert "past the end -7 -7" in out             # the bad write did not happen
+    assert "correct 0" in out and f"sum {256}" in out
+    found = findings(p.stderr)
+    assert len(found) == 1, p.stderr
+    line = found[0]
+    assert f"kernel '{kernel}'" in line
+    for piece in pieces:
+        assert piece in line, line
+    m = re.search(r"at <source>:(\d+):(\d+)$", line)
+    assert m and int(m.group(1)) == line_of(access), (line, line_of(access))
+
+
+def test_a_load_outside_yields_zero_and_the_rest_of_the_launch_runs():
+    p = run_script('''
+        out = cl.Buffer(ctx, mf.READ_WRITE, 4 * N)
+        inp = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.arange(N, dtype=np.int32))
+        print("status", status(prg.read_past_global(q, (N,), (64,), out, inp)))
+        res = np.empty(N, np.int32)
+        cl.enqueue_copy(q, res, out)
+        print("values", int(res[0]), int(res[N - 2]), int(res[N - 1]))
+    ''')
+    assert "status -5" in p.stdout and "values 1 255 0" in p.stdout, p.stdout
+
+
+CORRECT = r"""
+__kernel void reduce(__global const float *in, __global float *out, __local float *part) {
+    size_t l = get_local_id(0), n = get_local_size(0);
+    part[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t s = n / 2; s > 0; s /= 2) {
+        if (l < s) part[l] += part[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) out[get_group_id(0)] = part[0];
+}
+#define T 16
+__kernel void transpose(__global float *dst, __global const float *src, int w, int h) {
+    __local float tile[T][T + 1];
+    int x = get_global_id(0), y = get_global_id(1);
+    int lx = get_local_id(0), ly = get_local_id(1);
+    tile[ly][lx] = src[y * w + x];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int tx = get_group_id(1) * T + lx, ty = get_group_id(0) * T + ly;
+    dst[ty * h + tx] = tile[lx][ly];
+}
+typedef struct { float x, y; int tag; } item;
+constant float weights[3] = {0.25f, 0.5f, 0.25f};
+float smooth(__global const float *p, int i, int n) {
+    float s = 0.0f;
+    for (int k = -1; k <= 1; k++) {
+        int j = clamp(i + k, 0, n - 1);
+        s += weights[k + 1] * p[j];
+    }
+    return s;
+}
+__kernel void structs(__global item *items, __global float4 *v, __global const float *p, int n) {
+    int i = get_global_id(0);
+    __global item *it = items + i;
+    it->x = smooth(p, i, n);
+    items[i].tag = i;
+    v[i] = vload4(0, p + 4 * (i % (n / 4))) + (float4)(it->x);
+}
+"""
+
+
+@pytest.mark.parametrize("kinds", ["bounds,races", "all"])
+def test_correct_kernels_report_nothing(kinds):
+    """(Under uninit, pyopencl's scan reads slots of a partial last unit it never wrote, and
+    never uses what it read there: uninit reports that read, so the scan runs under the others.)"""
+    p = run_script('''
+        SCAN = %r
+        P = cl.Program(ctx, %r).build()
+        a = np.random.default_rng(1).random(1024).astype(np.float32)
+        A = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+        R = cl.Buffer(ctx, mf.READ_WRITE, 4 * 16)
+        print("reduce", status(P.reduce(q, (1024,), (64,), A, R, cl.LocalMemory(4 * 64))))
+        r = np.empty(16, np.float32); cl.enqueue_copy(q, r, R)
+        print("reduce ok", bool(np.allclose(r, a.reshape(16, 64).sum(1), rtol=1e-4)))
+        w, h = 64, 32
+        m = np.arange(w * h, dtype=np.float32).reshape(h, w)
+        S = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=m)
+        D = cl.Buffer(ctx, mf.READ_WRITE, m.nbytes)
+        print("transpose", status(P.transpose(q, (w, h), (16, 16), D, S, np.int32(w), np.int32(h))))
+        t = np.empty((w, h), np.float32); cl.enqueue_copy(q, t, D)
+        print("transpose ok", bool((t == m.T).all()))
+        items = cl.Buffer(ctx, mf.READ_WRITE, 12 * 256)
+        V = cl.Buffer(ctx, mf.READ_WRITE, 16 * 256)
+        print("structs", status(P.structs(q, (256,), None, items, V, A, np.int32(256))))
+        import pyopencl.array as cla
+        x = cla.to_device(q, a)
+        y = (2 * x + 1).get()
+        print("array ok", bool(np.allclose(y, 2 * a + 1)), bool(abs(cla.sum(x).get() - a.sum()) < 1e-2),
+              bool(not SCAN or np.allclose(cla.cumsum(x).get(), np.cumsum(a), rtol=1e-3)))
+    ''' % (kinds != "all", CORRECT), {"PYPLAT_CHECK": kinds})
+    out = p.stdout.split("\n")
+    for line in ("reduce 0", "reduce ok True", "transpose 0", "transpose ok True", "structs 0",
+                 "array ok True True True"):
+        assert line in out, p.stdout
+    assert findings(p.stderr) == [], p.stderr
+
+
+def test_checked_kernels_are_another_cache_entry(tmp_path):
+    """A program built without checks and then with them (same cache) gets each its own code."""
+    body = '''
+        out = cl.Buffer(ctx, mf.READ_WRITE, 8 * N).get_sub_region(0, 4 * N)
+        print("status", status(prg.write_past_global(q, (N,), (64,), out)))
+    '''
+    cache = {"PYPLAT_CACHE_DIR": str(tmp_path)}
+    plain = run_script(body, dict(cache, PYPLAT_CHECK=""))
+    checked = run_script(body, cache)
+    assert findings(plain.stderr) == [] and len(findings(checked.stderr)) == 1, checked.stderr
+    assert "status -5" in checked.stdout
