@@ -103,7 +103,7 @@ def _debug_categories(text):
     return frozenset(names)
 
 
-CHECK_KINDS = ("bounds", "uninit", "races")
+CHECK_KINDS = ("bounds", "uninit", "races", "divzero")
 
 
 def _check_kinds(text):

@@ -98,6 +98,10 @@ __kernel void uninit_local_read(__global int *out) {
     barrier(CLK_LOCAL_MEM_FENCE);
     out[get_global_id(0)] = half_set[l];
 }
+__kernel void divide_by_zero(__global int *out, __global const int *in, int d) {
+    size_t i = get_global_id(0);
+    out[i] = in[i] / (d - (int)(i == 77));
+}
 __kernel void add_one(__global int *o) { o[get_global_id(0)] += 1; }
 """
 
@@ -162,6 +166,10 @@ CASES = {
     "wild_offset": (
         "ev = prg.wild_offset(q, (N,), (64,), out, inp)",
         ["out-of-bounds read of 4 bytes at address", "global (77, 0, 0) local (13, 0, 0)"], "return p[i]"),
+    "divide_by_zero": (             # OpenCL C leaves x / 0 undefined; PyPlat never traps on it
+        "ev = prg.divide_by_zero(q, (N,), (64,), out, inp, np.int32(1))",
+        ["integer division by zero (a 4-byte divisor)", "global (77, 0, 0) local (13, 0, 0)"],
+        "out[i] = in[i] / (d", "divzero"),
     "wild_pointer": (
         "ev = prg.wild_pointer(q, (N,), (64,), out)",
         ["out-of-bounds write of 4 bytes at address 0x1000 through a __global pointer to none",

@@ -13,7 +13,7 @@ import ctypes
 import sys
 import threading
 
-from pyplat.compiler.lowering.check_layout import (KIND_BOUNDS, KIND_READ_AFTER_WRITE, KIND_UNINIT,
+from pyplat.compiler.lowering.check_layout import (KIND_BOUNDS, KIND_DIVZERO, KIND_READ_AFTER_WRITE, KIND_UNINIT,
                                                    KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_FOUND,
                                                    REC_GLOBAL_ID, REC_HEADER, REC_KIND, REC_LOCAL_ID,
                                                    REC_LOCAL_TOTAL, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE)
@@ -39,6 +39,9 @@ class Finding:
 
     def __str__(self):
         where = "global (%d, %d, %d) local (%d, %d, %d)" % (*self.global_id, *self.local_id)
+        if self.space is None:               # not an access: a division by zero
+            return "kernel '%s' work-item %s: %s (a %d-byte divisor), at %s:%d:%d" % (
+                self.kernel, where, self.kind, self.size, self.file, self.line, self.column)
         if self.object is None:
             what = "address 0x%x through a __%s pointer to none of the kernel's objects" % (self.offset, self.space)
         else:
@@ -93,7 +96,8 @@ def new_record(info, args):
 _KINDS = {KIND_BOUNDS: "out-of-bounds ACCESS", KIND_UNINIT: "read of uninitialised __local memory",
           KIND_WRITE_WRITE: "data race: write after another work-item's write",
           KIND_WRITE_AFTER_READ: "data race: write after another work-item's read",
-          KIND_READ_AFTER_WRITE: "data race: read after another work-item's write"}
+          KIND_READ_AFTER_WRITE: "data race: read after another work-item's write",
+          KIND_DIVZERO: "integer division by zero"}
 
 
 def _signed(word):
@@ -127,7 +131,8 @@ def _report(info, record):
                           local_id=tuple(record[REC_LOCAL_ID:REC_LOCAL_ID + 3]), file=file, line=line,
                           column=column, object=name, object_kind=object_kind, space=space,
                           offset=_signed(record[REC_OFFSET]), size=record[REC_SIZE], object_size=object_size,
-                          other=record[REC_OTHER] if kind >= KIND_WRITE_WRITE else None)
+                          other=record[REC_OTHER] if kind in (KIND_WRITE_WRITE, KIND_WRITE_AFTER_READ,
+                                                                KIND_READ_AFTER_WRITE) else None)
         record[REC_FOUND] = 0
         findings.append(finding)
     sys.stderr.write("pyplat: check: %s\n" % finding)

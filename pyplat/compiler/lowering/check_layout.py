@@ -8,6 +8,7 @@ REC_FOUND, REC_SITE, REC_GLOBAL_ID, REC_LOCAL_ID, REC_OFFSET, REC_SIZE = 0, 1, 2
 REC_KIND, REC_OTHER, REC_LOCAL_TOTAL = 10, 11, 12
 REC_HEADER = 16                    # then, per kernel argument, the size of its object (0: none)
 KIND_BOUNDS, KIND_UNINIT, KIND_WRITE_WRITE, KIND_WRITE_AFTER_READ, KIND_READ_AFTER_WRITE = range(5)
+KIND_DIVZERO = 5                   # an integer division or remainder by zero
 
 # The work-group's check frame (i64 words): the record, the number of objects, whether this
 # group had a finding, the local memory's address, the shadows' addresses (0: none; races:

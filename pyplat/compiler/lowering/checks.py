@@ -24,7 +24,8 @@ from llvmlite import ir
 
 from .. import abi
 from . import check_shadow
-from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, REC_FOUND, REC_GLOBAL_ID,
+from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
+                           REC_GLOBAL_ID,
                            REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE,
                            WI_FRAME)
 from .irbuild import I1, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
@@ -341,6 +342,25 @@ class CheckTable:
         phi.add_incoming(v, done_bb)
         phi.add_incoming(zero if zero is not None else ir.Constant(v.type, None), skip_bb)
         return phi
+
+    def guard_division(self, g, n, zero, size):
+        """PYPLAT_CHECK=divzero: report an integer division or remainder whose divisor is 0 (in
+        any lane: `zero` is i1 or a vector of i1), before the lowering replaces that divisor by
+        1 (operators.int_divide: OpenCL C leaves the result undefined, x86 would trap). The
+        report is a cold call on the failing path only."""
+        b = g.b
+        if isinstance(zero.type, ir.VectorType):
+            zero = b.icmp_unsigned("!=", b.bitcast(zero, ir.IntType(zero.type.count)),
+                                   ir.Constant(ir.IntType(zero.type.count), 0))
+        site = self.site(g, n, "divide", size, None, None)
+        report_bb = g.fn.append_basic_block("check.divzero")
+        go_on_bb = g.fn.append_basic_block("check.divided")
+        b.cbranch(zero, report_bb, go_on_bb)
+        b.position_at_end(report_bb)
+        frame = b.load(b.gep(g.wi, [I32(0), I32(WI_FRAME)], inbounds=True, source_etype=WI_TYPE), typ=PTR, align=8)
+        b.call(self.report_function(), [frame, g.wi, I64(site), I64(0), I64(size), I64(KIND_DIVZERO), I64(0)])
+        b.branch(go_on_bb)
+        b.position_at_end(go_on_bb)
 
     def objects_space(self, k, j):
         """The address space of object j of kernel k."""

@@ -50,7 +50,7 @@ class Operators:
         if op == "*":
             return b.mul(a, c)
         if op in ("/", "%"):
-            return self.int_divide(op, a, c, t)
+            return self.int_divide(op, a, c, t, n)
         if op == "&":
             return b.and_(a, c)
         if op == "|":
@@ -59,7 +59,7 @@ class Operators:
             return b.xor(a, c)
         self.err("unsupported operator '%s'" % op, n)
 
-    def int_divide(self, op, a, c, t):
+    def int_divide(self, op, a, c, t, n=None):
         """Integer a / c or a % c that never traps (x86 `idiv` raises SIGFPE, which would take
         the host down): division by zero and, for signed types, MIN / -1 are undefined in OpenCL
         C, so the divisor is replaced by 1 in those lanes. x / 0 then gives x and x % 0 gives 0;
@@ -72,6 +72,9 @@ class Operators:
             def splat(v):
                 return ir.Constant(c.type, [v] * t.count if t.is_vector else v)
             bad = b.icmp_unsigned("==", c, splat(0))
+            table = self.mg.check_table() if "divzero" in self.mg.checks else None
+            if table is not None:                 # PYPLAT_CHECK=divzero: report it first
+                table.guard_division(self, n, bad, e.bits // 8)
             if e.signed:
                 lowest = splat(-(1 << (e.bits - 1)))
                 overflow = b.and_(b.icmp_signed("==", a, lowest), b.icmp_signed("==", c, splat(-1)))
