@@ -79,7 +79,8 @@ def write(q, buf, data, offset=0, blocking=False, waits=(), fn=None):
 def test_the_native_entries_answer_and_their_events_have_their_types(env):
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
-    a, b = make_buffer(ctx, 256), make_buffer(ctx, 256)
+    # a: made by the Python entry (a flag the native clCreateBuffer leaves to it)
+    a, b = make_buffer(ctx, 256, cl.CL_MEM_READ_WRITE | cl.CL_MEM_KERNEL_READ_AND_WRITE), make_buffer(ctx, 256)
     data = np.arange(64, dtype=np.int32)
     out = np.zeros(64, dtype=np.int32)
     seven = I32(7)

@@ -19,7 +19,7 @@ DEF CL_OUT_OF_HOST_MEMORY = -6
 cdef object _clerror = None
 cdef object _report = None
 cdef object _failed = None
-cdef list _impl = [None] * 32
+cdef list _impl = [None] * 40
 
 # The native fast path (pyplat/api/_native.pyx, n_*): C functions with the OpenCL signature that
 # need no GIL and return PYPLAT_DEFER (icd/pyplat_handle.h) when they did not answer. The shim
@@ -48,6 +48,8 @@ cdef event_info_fn _n_mem_info = NULL
 cdef event_info_fn _n_kernel_info = NULL
 cdef kernel_wg_info_fn _n_kernel_wg_info = NULL
 cdef create_fn _n_create_user_event = NULL
+cdef create_buffer_fn _n_create_buffer = NULL
+cdef create_sub_buffer_fn _n_create_sub_buffer = NULL
 cdef set_status_fn _n_set_user_event_status = NULL
 cdef handle_fn _n_refs[10]            # clRetain*/clRelease* (REF_NAMES' order); NULL: none
 cdef object _prime_ndrange = None
@@ -74,6 +76,8 @@ DEF I_KERNEL_WG_INFO = 26
 DEF I_CREATE_KERNEL = 27
 DEF I_CREATE_USER_EVENT = 28
 DEF I_SET_USER_EVENT_STATUS = 29
+DEF I_CREATE_BUFFER = 30
+DEF I_CREATE_SUB_BUFFER = 31
 
 NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
          "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
@@ -86,7 +90,7 @@ REF_NAMES = ("clRetainContext", "clReleaseContext", "clRetainCommandQueue", "clR
              "clRetainKernel", "clReleaseKernel")
 NAMES += REF_NAMES
 NAMES += ("clGetMemObjectInfo", "clGetKernelInfo", "clGetKernelWorkGroupInfo", "clCreateKernel",
-          "clCreateUserEvent", "clSetUserEventStatus")
+          "clCreateUserEvent", "clSetUserEventStatus", "clCreateBuffer", "clCreateSubBuffer")
 
 
 cdef int32_t _status(int index, tuple args):
@@ -385,6 +389,26 @@ cdef size_t e_create_user_event(size_t context, size_t errcode_ret) noexcept wit
     return _created(I_CREATE_USER_EVENT, (context, errcode_ret), errcode_ret)
 
 
+cdef size_t e_create_buffer(size_t context, uint64_t flags, uint64_t size, size_t host_ptr,
+                           size_t errcode_ret) noexcept with gil:
+    cdef size_t buffer
+    if _n_create_buffer != NULL:
+        buffer = _n_create_buffer(context, flags, size, host_ptr, errcode_ret)
+        if buffer != <size_t>PYPLAT_DEFER_HANDLE:
+            return buffer
+    return _created(I_CREATE_BUFFER, (context, flags, size, host_ptr, errcode_ret), errcode_ret)
+
+
+cdef size_t e_create_sub_buffer(size_t buffer, uint64_t flags, uint32_t create_type, size_t info,
+                               size_t errcode_ret) noexcept with gil:
+    cdef size_t sub
+    if _n_create_sub_buffer != NULL:
+        sub = _n_create_sub_buffer(buffer, flags, create_type, info, errcode_ret)
+        if sub != <size_t>PYPLAT_DEFER_HANDLE:
+            return sub
+    return _created(I_CREATE_SUB_BUFFER, (buffer, flags, create_type, info, errcode_ret), errcode_ret)
+
+
 cdef int32_t e_set_user_event_status(size_t event, int32_t status) noexcept with gil:
     cdef int32_t answer
     if _n_set_user_event_status != NULL:
@@ -411,8 +435,9 @@ def addresses():
         "clRetainKernel": <size_t>e_retain_kernel, "clReleaseKernel": <size_t>e_release_kernel,
         "clGetMemObjectInfo": <size_t>e_mem_info, "clGetKernelInfo": <size_t>e_kernel_info,
         "clGetKernelWorkGroupInfo": <size_t>e_kernel_wg_info, "clCreateKernel": <size_t>e_create_kernel,
-        "clGetMemObjectInfo": <size_t>e_mem_info, "clCreateUserEvent": <size_t>e_create_user_event,
+        "clCreateUserEvent": <size_t>e_create_user_event,
         "clSetUserEventStatus": <size_t>e_set_user_event_status,
+        "clCreateBuffer": <size_t>e_create_buffer, "clCreateSubBuffer": <size_t>e_create_sub_buffer,
     }
 
 
@@ -435,7 +460,9 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
     global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _prime_ndrange
     global _n_setarg, _n_event_info, _n_write, _n_read, _n_copy, _n_fill, _n_marker, _n_barrier
     global _prime_command, _n_mem_info, _n_kernel_info, _n_kernel_wg_info
-    global _n_create_user_event, _n_set_user_event_status
+    global _n_create_user_event, _n_set_user_event_status, _n_create_buffer, _n_create_sub_buffer
+    _n_create_buffer = <create_buffer_fn><size_t>addresses.get("clCreateBuffer", 0)
+    _n_create_sub_buffer = <create_sub_buffer_fn><size_t>addresses.get("clCreateSubBuffer", 0)
     _n_create_user_event = <create_fn><size_t>addresses.get("clCreateUserEvent", 0)
     _n_set_user_event_status = <set_status_fn><size_t>addresses.get("clSetUserEventStatus", 0)
     _n_mem_info = <event_info_fn><size_t>addresses.get("clGetMemObjectInfo", 0)
@@ -481,10 +508,10 @@ KINDS = {
     "clGetKernelWorkGroupInfo": ("ptr", "ptr", "u32", "u64", "ptr", "ptr"),
     "clCreateKernel": ("ptr", "ptr", "ptr"),
     "clCreateUserEvent": ("ptr", "ptr"), "clSetUserEventStatus": ("ptr", "i32"),
+    "clCreateBuffer": ("ptr", "u64", "u64", "ptr", "ptr"),
+    "clCreateSubBuffer": ("ptr", "u64", "u32", "ptr", "ptr"),
 }
 KINDS.update({name: ("ptr",) for name in REF_NAMES})
-# ... and of the native entries (pyplat/api/_native.pyx), some of which have no direct entry here
-# (in-process callers reach the Python implementation through ctypes; the shim calls the native
-# entry first).
-NATIVE_KINDS = dict(KINDS, clCreateBuffer=("ptr", "u64", "u64", "ptr", "ptr"),
-                    clCreateSubBuffer=("ptr", "u64", "u32", "ptr", "ptr"))
+# ... and of the native entries (pyplat/api/_native.pyx): each has its direct entry here, so
+# in-process callers (tests/capi.py) run the native code C programs run.
+NATIVE_KINDS = dict(KINDS)
