@@ -92,29 +92,24 @@ def _device_classes(text):
 DEBUG_CATEGORIES = ("err", "warn", "build", "cache", "memory", "events", "refcounts")
 
 
-def _debug_categories(text):
-    """'err,build' -> frozenset({'err', 'build'}); 'all' -> every category (pyplat/log.py)."""
-    names = {part.strip().lower() for part in text.split(",") if part.strip()}
-    if "all" in names:
-        return frozenset(DEBUG_CATEGORIES)
-    unknown = names - set(DEBUG_CATEGORIES)
-    if unknown:
-        raise ValueError(f"names {', '.join(sorted(unknown))}, not a category")
-    return frozenset(names)
+def _name_list(known, what):
+    """A parser of comma lists of `known` names: 'a,b' -> frozenset({'a', 'b'}); 'all' -> every
+    name; an unknown name is a ValueError saying it is not a `what`."""
+    def parse(text):
+        names = {part.strip().lower() for part in text.split(",") if part.strip()}
+        if "all" in names:
+            return frozenset(known)
+        unknown = names - set(known)
+        if unknown:
+            raise ValueError(f"names {', '.join(sorted(unknown))}, not a {what}")
+        return frozenset(names)
+    return parse
 
+
+_debug_categories = _name_list(DEBUG_CATEGORIES, "category")     # PYPLAT_DEBUG (pyplat/log.py)
 
 CHECK_KINDS = ("bounds", "uninit", "races", "divzero")
-
-
-def _check_kinds(text):
-    """'bounds,uninit' -> frozenset({'bounds', 'uninit'}); 'all' -> every check (docs/tools.md)."""
-    names = {part.strip().lower() for part in text.split(",") if part.strip()}
-    if "all" in names:
-        return frozenset(CHECK_KINDS)
-    unknown = names - set(CHECK_KINDS)
-    if unknown:
-        raise ValueError(f"names {', '.join(sorted(unknown))}, not a check")
-    return frozenset(names)
+_check_kinds = _name_list(CHECK_KINDS, "check")                  # PYPLAT_CHECK (docs/tools.md)
 
 
 def _driver(text):
