@@ -179,6 +179,20 @@ cdef hent_t *tab_insert(size_t key) noexcept nogil:
     return &tab[j]
 
 
+cdef hent_t *publish_locked(pyplat_handle *h, int kind, int flags, void *ptr, size_t context,
+                           long api_refs) noexcept nogil:
+    """(tab_lock held) Make the memory h a live handle of `kind` (the dispatch pointer, magic,
+    kind, a new serial) with its table entry: flags, the native reference `ptr` it takes over,
+    the core context's id, the application's count; no core object yet (the caller sets obj)."""
+    cdef hent_t *e
+    h.dispatch = <void *>h_dispatch
+    h.magic, h.kind = PYPLAT_HANDLE_MAGIC, kind
+    h.serial = <uint64_t>pp_add(&handle_serial, 1)
+    e = tab_insert(<size_t>h)
+    e.kind, e.flags, e.ptr, e.context, e.api_refs = kind, flags, ptr, context, api_refs
+    return e
+
+
 cdef inline void tab_delete(hent_t *e) noexcept nogil:
     """(tab_lock held)"""
     global tab_live
@@ -418,15 +432,11 @@ def new_handle(obj, int kind, native=None, context=None, long api_refs=0):
     except BaseException:
         hmem_unused(h)
         raise
-    h.magic, h.kind = PYPLAT_HANDLE_MAGIC, kind
-    h.serial = <uint64_t>pp_add(&handle_serial, 1)
+    cdef size_t context_id = 0 if context is None else id(context)
     Py_INCREF(obj)
     pthread_mutex_lock(&tab_lock)
-    h.dispatch = <void *>h_dispatch
-    e = tab_insert(<size_t>h)
-    e.kind, e.ptr, e.obj = kind, ptr, <PyObject *>obj
-    e.context = 0 if context is None else id(context)
-    e.api_refs = api_refs
+    e = publish_locked(h, kind, 0, ptr, context_id, api_refs)
+    e.obj = <PyObject *>obj
     pthread_mutex_unlock(&tab_lock)
     return <size_t>h
 

@@ -121,12 +121,7 @@ cdef size_t n_create_buffer(size_t context, uint64_t flags, uint64_t size, size_
         return <size_t>PYPLAT_DEFER_HANDLE
     e.api_refs += 1                                      # the buffer's hold on its context
     ctx_id = x.context
-    h.dispatch = <void *>h_dispatch
-    h.magic, h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_MEM
-    h.serial = <uint64_t>pp_add(&handle_serial, 1)
-    e = tab_insert(<size_t>h)
-    e.kind, e.flags, e.ptr, e.obj = PYPLAT_KIND_MEM, HF_NATIVE, m, NULL
-    e.context, e.api_refs = ctx_id, 1
+    publish_locked(h, PYPLAT_KIND_MEM, HF_NATIVE, m, ctx_id, 1)
     pthread_mutex_unlock(&tab_lock)
     if flags & CL_MEM_COPY_HOST_PTR:        # (only now that the size is known to be allowed;
         memcpy(m.address, <void *>host_ptr, size)   # nobody has the handle yet)
@@ -276,12 +271,7 @@ cdef size_t n_create_sub_buffer(size_t buffer, uint64_t flags, uint32_t create_t
     m.parent, m.parent_handle, m.origin, m.context_handle = p, buffer, origin, p.context_handle
     hold_init(&m.hold, &m.lock)
     hold_pin(&m.hold)
-    h.dispatch = <void *>h_dispatch
-    h.magic, h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_MEM
-    h.serial = <uint64_t>pp_add(&handle_serial, 1)
-    e = tab_insert(<size_t>h)
-    e.kind, e.flags, e.ptr, e.obj = PYPLAT_KIND_MEM, HF_NATIVE, m, NULL
-    e.context, e.api_refs = ctx_id, 1
+    publish_locked(h, PYPLAT_KIND_MEM, HF_NATIVE, m, ctx_id, 1)
     pthread_mutex_unlock(&tab_lock)
     if errcode_ret != 0:
         (<int32_t *>errcode_ret)[0] = CL_SUCCESS_

@@ -163,18 +163,13 @@ cdef int ncall_take(ncall_t *a, size_t queue, int n_mem, size_t mem0, size_t mem
 cdef void publish_event(nevent_t *s, qcore_t *q, cmd_t *c, uint32_t command_type,
                         size_t event) noexcept nogil:
     """The event of c: a native handle in the table (takes a reference to q and to c)."""
-    cdef hent_t *e
-    s.h.dispatch = <void *>h_dispatch
-    s.h.magic, s.h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_EVENT
-    s.h.serial = <uint64_t>pp_add(&handle_serial, 1)
     s.refs = 1
     s.q = q
     s.command_type = command_type
     qcore_incref(q)
     cmd_incref(c)
     pthread_mutex_lock(&tab_lock)
-    e = tab_insert(<size_t>s)
-    e.kind, e.flags, e.ptr, e.context = PYPLAT_KIND_EVENT, HF_NATIVE, c, q.context
+    publish_locked(&s.h, PYPLAT_KIND_EVENT, HF_NATIVE, c, q.context, 0)
     pthread_mutex_unlock(&tab_lock)
     (<size_t *>event)[0] = <size_t>s
 

@@ -56,14 +56,10 @@ cdef size_t n_create_user_event(size_t context, size_t errcode_ret) noexcept nog
         return <size_t>PYPLAT_DEFER_HANDLE
     e.api_refs += 1                        # the event's reference to its context
     context_id = <size_t>e.obj             # id() of the core context, as other entries keep it
-    s.h.dispatch = <void *>h_dispatch
-    s.h.magic, s.h.kind = PYPLAT_HANDLE_MAGIC, PYPLAT_KIND_EVENT
-    s.h.serial = <uint64_t>pp_add(&handle_serial, 1)
     s.refs = 1
     s.command_type = CL_COMMAND_USER
     s.context_handle = context
-    e = tab_insert(<size_t>s)
-    e.kind, e.flags, e.ptr, e.context = PYPLAT_KIND_EVENT, HF_NATIVE, c, context_id
+    publish_locked(&s.h, PYPLAT_KIND_EVENT, HF_NATIVE, c, context_id, 0)
     pthread_mutex_unlock(&tab_lock)
     if errcode_ret != 0:
         (<int32_t *>errcode_ret)[0] = CL_SUCCESS_
