@@ -24,6 +24,8 @@ The kernel body is split at barriers, structurally, on our typed tree:
 Per-work-item storage is `local_size * frame` bytes: on the stack up to STACK_LIMIT, else malloc.
 Kernels without barrier() never come here (plain loop nest, unchanged).
 """
+from llvmlite import ir
+
 from .. import types as T
 from ..tree import CompileError, Node, Var
 from .barrier_tree import has_barrier, walk
@@ -62,6 +64,7 @@ class BarrierKernelGen(FuncGen):
         self.sret = None
         self.region_next = None
         self.lin = None
+        self.cache = None              # inside a region: {variable: its register copy} (pw_ptr)
 
     # ------------------------------------------------------------------ analysis
     def _analyse(self):
@@ -114,8 +117,15 @@ class BarrierKernelGen(FuncGen):
         scan(k.body)
         flags = {"ret": False}
         written = set()
+        self._escaped = set()          # variables whose address is taken: never cached (pw_ptr)
 
         def visit(n):
+            if n.op in ("addr", "decay"):
+                x = n.kids[0]
+                while x.kids and x.op in ("swz", "vindex", "member", "index"):
+                    x = x.kids[0]
+                if x.op == "var":
+                    self._escaped.add(x.val)
             if n.op == "return":
                 flags["ret"] = True
             elif n.op in ("assign", "cassign", "incdec", "addr"):
@@ -414,21 +424,106 @@ class BarrierKernelGen(FuncGen):
         self.b.call(f, [dst, I8(0), size, I1(0)])
 
     def pw_ptr(self, v):
+        """Work-item `lin`'s copy of v. Inside a region, a scalar or vector whose address is never
+        taken is a register copy instead (_cached), loaded at the region's start and stored
+        back at its end for every work-item, active or not: the vectoriser then makes plain
+        vector loads and stores of the array, not masked ones under the work-items' `if`s
+        (masked stores of a lockstep loop's accumulator, reloaded the next iteration, stall)."""
+        if self.cache is not None and v not in self._escaped and (v.type.is_scalar or v.type.is_vector or v.type.is_pointer):
+            return self._cached(v)
+        return self._pw_slot(v)
+
+    def _pw_slot(self, v):
         return self.b.gep(self.pw[v], [self.lin], inbounds=True, source_etype=T.mem_llvm(v.type))
 
+    def _cached(self, v):
+        a = self.cache.get(v)
+        if a is None:
+            a = self.cache[v] = self.alloca(v.type, v.name + ".r")
+            cb = Builder(self.cache_bb)
+            cb.position_before(self.cache_bb.terminator)
+            mt, align = T.mem_llvm(v.type), max(v.type.align, 1)
+            slot = cb.gep(self.pw[v], [self.lin], inbounds=True, source_etype=mt)
+            cb.store(cb.load(slot, typ=mt, align=align), a, align=align)
+        return a
+
+    def _store_back(self, first_block):
+        """At a region's end: each cached variable that an instruction of the region may have
+        written (any use of its copy other than a load) goes back to its array."""
+        if not self.cache:
+            return
+        blocks = self.fn.blocks[first_block:]
+        written = {id(op) for bb in blocks for ins in bb.instructions if not isinstance(ins, ir.LoadInstr)
+                   for op in ins.operands}
+        b = self.b
+        for v, a in self.cache.items():
+            if id(a) in written:
+                mt, align = T.mem_llvm(v.type), max(v.type.align, 1)
+                b.store(b.load(a, typ=mt, align=align), self._pw_slot(v), align=align)
+
     # ------------------------------------------------------------------ regions
-    def region(self, body_fn):
-        """Emit a loop over all work-items of the group running body_fn's code for each."""
+    def region(self, body_fn, x_bound=None):
+        """Emit a loop over all work-items of the group running body_fn's code for each;
+        x_bound (a positive constant): only those whose local id 0 is below it (_x_bound)."""
         self.mg.regions += 1
-        workgroup.loop_nest(self.b, self.fn, self.slots, self.sizes,
+        sizes = self.sizes
+        if x_bound is not None:
+            lx = self.lx
+            sizes = (self.b.select(self.b.icmp_unsigned("<", lx, I64(x_bound)), lx, I64(x_bound)),) + sizes[1:]
+        workgroup.loop_nest(self.b, self.fn, self.slots, sizes,
                             lambda z, y, x: self.region_body(z, y, x, body_fn), "r.")
         self.lin = None
+
+    def _x_bound(self, stmts):
+        """A region that is only `if (lid < c) ...` without else, lid the local id 0 (through
+        integer conversions of 32 bits or more, or a rematerialised variable holding it) and c
+        an integer constant in [0, 2^31): work-items with lid >= c do nothing, so the region
+        loops over the first c only (a tree reduction's `if (lid < s)` steps cost s work-items,
+        not the whole group's). Returns c (`<=`: c + 1), or None."""
+        if len(stmts) != 1 or stmts[0] is None or stmts[0].op != "if" or stmts[0].kids[2] is not None:
+            return None
+        cond = stmts[0].kids[0]
+        while cond.op == "conv" and cond.type.is_scalar and not cond.type.is_float:
+            cond = cond.kids[0]
+        if cond.op != "bin" or cond.val not in ("<", "<=") or len(cond.kids) != 2:
+            return None
+        lhs, rhs = cond.kids
+        while rhs.op == "conv" and rhs.kids[0].op == "const":
+            rhs = rhs.kids[0]
+        if rhs.op != "const" or not isinstance(rhs.val, int) or rhs.type.is_float:
+            return None
+        c = rhs.val + (cond.val == "<=")
+        if not 0 <= c < 2 ** 31 or not self._is_local_id0(lhs):
+            return None
+        return c
+
+    def _is_local_id0(self, e):
+        while e.op in ("conv", "astype") and e.type.is_scalar and not e.type.is_float and e.type.size >= 4:
+            e = e.kids[0]
+        if e.op == "load" and e.kids[0].op == "var" and e.kids[0].val in self.remat:
+            init = self.remat[e.kids[0].val]
+            return init is not None and self._is_local_id0(init)
+        return (e.op == "builtin" and e.val == "get_local_id" and len(e.kids) == 1
+                and e.kids[0].op in ("const", "conv") and self._constant_value(e.kids[0]) == 0)
+
+    @staticmethod
+    def _constant_value(e):
+        while e.op == "conv":
+            e = e.kids[0]
+        return e.val if e.op == "const" and isinstance(e.val, int) else None
 
     def region_body(self, z, y, x, body_fn):
         """One work-item's code in a region: skipped once it returned; `return` and group-level
         break/continue jump to the region's next work-item (region_next)."""
         b, fn = self.b, self.fn
         self.lin = b.add(b.mul(b.add(b.mul(z, self.ly), y), self.lx), x)
+        self.cache_bb = fn.append_basic_block("r.cache")     # the cached copies' loads (pw_ptr)
+        b.branch(self.cache_bb)
+        first_block = len(fn.blocks)
+        start_bb = fn.append_basic_block("r.start")
+        Builder(self.cache_bb).branch(start_bb)
+        b.position_at_end(start_bb)
+        self.cache = {}
         nxt_bb = fn.append_basic_block("r.next")
         saved = self.region_next
         self.region_next = nxt_bb
@@ -443,6 +538,8 @@ class BarrierKernelGen(FuncGen):
         if not b.block.is_terminated:
             b.branch(nxt_bb)
         b.position_at_end(nxt_bb)
+        self._store_back(first_block)
+        self.cache = None
         self.region_next = saved
 
     def group_flag(self, name, ty=I1):
@@ -466,7 +563,11 @@ class BarrierKernelGen(FuncGen):
         def body():
             for s in stmts:
                 self.stmt(s)
-        self.region(body)
+        bound = self._x_bound(stmts)
+        if bound is None:
+            self.region(body)
+        elif bound > 0:
+            self.region(body, x_bound=bound)
         if loop is not None:
             b = self.b
             for flag, target in ((loop.brk, loop.end_bb), (loop.cont, loop.inc_bb)):
