@@ -29,7 +29,7 @@ from ..tree import CompileError, Node, Var
 from .barrier_tree import has_barrier, walk
 from .function import FuncGen
 from .irbuild import Builder, LV, PTR, VOIDT, I1, I8, I64
-from . import workgroup
+from . import check_defined, workgroup
 
 STACK_LIMIT = 256 * 1024
 # builtins without side effects whose value depends on their arguments and the work-item only
@@ -335,6 +335,7 @@ class BarrierKernelGen(FuncGen):
         reqd = workgroup.required_size(k)
         self.wi, self.slots = workgroup.work_item_state(self.abuild, b, ctx, reqd)
         self.check_frame = workgroup.check_frame(self.mg, k, self.abuild, b, self.wi, args_p)
+        self.defined = check_defined.attach(self)
         self.sizes = workgroup.local_sizes(b, ctx, reqd)
         self.lx, self.ly, self.lz = self.sizes
         exit_bb = workgroup.skip_empty_group(b, fn, self.sizes)
@@ -347,7 +348,8 @@ class BarrierKernelGen(FuncGen):
 
         # per-work-item storage: arrays ordered by decreasing alignment
         pw.sort(key=lambda v: -max(v.type.align, 1))
-        frame = sum(v.type.size for v in pw) + (1 if self.track_returns else 0)
+        frame = sum(v.type.size for v in pw) + (1 if self.track_returns else 0) + \
+            check_defined.frame_bytes(self.defined, pw)
         self.pw = {}
         heap = None
         if frame:
@@ -374,6 +376,8 @@ class BarrierKernelGen(FuncGen):
             for v in pw:
                 self.pw[v] = b.gep(base, [off], inbounds=True, source_etype=I8)
                 off = b.add(off, b.mul(nwi, I64(v.type.size)))
+            if self.defined is not None:        # PYPLAT_CHECK=uninit: their values' shadows
+                off = self.defined.per_work_item(b, base, off, nwi, pw)
             if self.track_returns:
                 self.returned = b.gep(base, [off], inbounds=True, source_etype=I8)
                 self.memset(self.returned, nwi)
@@ -406,6 +410,8 @@ class BarrierKernelGen(FuncGen):
             b.call(self.mg.intrinsic("free", VOIDT, [PTR]), [base])
         b.branch(exit_bb)
         b.position_at_end(exit_bb)
+        if self.defined is not None:
+            self.defined.finish()
         b.ret(workgroup.group_result(self.mg, b, self.check_frame, k, self.wi))
         self.abuild.branch(setup)
 
@@ -414,7 +420,10 @@ class BarrierKernelGen(FuncGen):
         self.b.call(f, [dst, I8(0), size, I1(0)])
 
     def pw_ptr(self, v):
-        return self.b.gep(self.pw[v], [self.lin], inbounds=True, source_etype=T.mem_llvm(v.type))
+        p = self.b.gep(self.pw[v], [self.lin], inbounds=True, source_etype=T.mem_llvm(v.type))
+        if self.defined is not None:
+            self.defined.per_work_item_at(self.b, p, v, self.lin)
+        return p
 
     # ------------------------------------------------------------------ regions
     def region(self, body_fn):
