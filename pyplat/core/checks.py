@@ -13,7 +13,8 @@ import ctypes
 import sys
 import threading
 
-from pyplat.compiler.lowering.check_layout import (KIND_BOUNDS, KIND_DIVZERO, KIND_READ_AFTER_WRITE, KIND_UNINIT,
+from pyplat.compiler.lowering.check_layout import (KIND_BOUNDS, KIND_DIVZERO, KIND_READ_AFTER_WRITE,
+                                                   KIND_UNDEFINED_USE, KIND_UNINIT,
                                                    KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_FOUND,
                                                    REC_GLOBAL_ID, REC_HEADER, REC_KIND, REC_LOCAL_ID,
                                                    REC_LOCAL_TOTAL, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE)
@@ -29,16 +30,26 @@ class Finding:
     (`object`: argument or variable name, None where the pointer's origin is unknown, and its
     address `space`), the offset from the object's start (the address where unknown) and the
     access's size in bytes; `object_size` where known; for a data race, `other`: the local
-    linear id of the other work-item (same barrier interval, same bytes)."""
+    linear id of the other work-item (same barrier interval, same bytes). For a use of a value
+    read from uninitialised __local memory: `use` (what the work-item did with it: "branch",
+    "address", "store", "control": a store done under an `if` on it), the use's place in file/line/column (for a store, the
+    __global object in object/space), and `origin`: (file, line, column, variable) of the read."""
     __slots__ = ("kind", "kernel", "global_id", "local_id", "file", "line", "column", "object",
-                 "object_kind", "space", "offset", "size", "object_size", "other")
+                 "object_kind", "space", "offset", "size", "object_size", "other", "use", "origin")
 
     def __init__(self, **fields):
+        self.use = self.origin = None
         for name, value in fields.items():
             setattr(self, name, value)
 
     def __str__(self):
         where = "global (%d, %d, %d) local (%d, %d, %d)" % (*self.global_id, *self.local_id)
+        if self.origin is not None:
+            file, line, column, variable = self.origin
+            return "kernel '%s' work-item %s: %s (read at %s:%d:%d%s): %s, at %s:%d:%d" % (
+                self.kernel, where, self.kind, file, line, column,
+                "" if variable is None else " from __local %s" % variable,
+                _USES.get(self.use, self.use) % self._use_words(), self.file, self.line, self.column)
         if self.space is None:               # not an access: a division by zero
             return "kernel '%s' work-item %s: %s (a %d-byte divisor), at %s:%d:%d" % (
                 self.kernel, where, self.kind, self.size, self.file, self.line, self.column)
@@ -52,6 +63,18 @@ class Finding:
             what += " (other work-item: local linear id %d, since the last barrier)" % self.other
         return "kernel '%s' work-item %s: %s of %d bytes at %s, at %s:%d:%d" % (
             self.kernel, where, self.kind, self.size, what, self.file, self.line, self.column)
+
+
+    def _use_words(self):
+        what = "__%s %s '%s'" % (self.space, self.object_kind, self.object) if self.object else \
+            "__%s memory" % self.space
+        return {"object": what}
+
+
+# what a work-item did with a value read from uninitialised __local memory (Finding.use)
+_USES = {"branch": "a branch on it", "address": "an address computed from it",
+         "store": "a store of it to %(object)s",
+         "control": "a store to %(object)s under a branch on it"}
 
 
 def is_checked(info):
@@ -97,11 +120,18 @@ _KINDS = {KIND_BOUNDS: "out-of-bounds ACCESS", KIND_UNINIT: "read of uninitialis
           KIND_WRITE_WRITE: "data race: write after another work-item's write",
           KIND_WRITE_AFTER_READ: "data race: write after another work-item's read",
           KIND_READ_AFTER_WRITE: "data race: read after another work-item's write",
-          KIND_DIVZERO: "integer division by zero"}
+          KIND_DIVZERO: "integer division by zero",
+          KIND_UNDEFINED_USE: "use of a value read from uninitialised __local memory"}
 
 
 def _signed(word):
     return word - (1 << 64) if word >= 1 << 63 else word
+
+
+def _object_words(objects, name):
+    """"variable 'x'" / "argument 'x'": a kernel object named in a finding."""
+    kind = next((k for obj_name, _, k, _ in objects if obj_name == name), "object")
+    return "%s '%s'" % (kind, name)
 
 
 def watch(command, info, record):
@@ -126,13 +156,18 @@ def _report(info, record):
                     object_size = record[REC_HEADER + index]
                 break
         kind = record[REC_KIND]
+        origin = None
+        if kind == KIND_UNDEFINED_USE:       # REC_OTHER: the site of the read
+            o_file, o_line, o_column, _, _, o_name, o_space = sites[record[REC_OTHER]]
+            origin = (o_file, o_line, o_column, None if o_name is None else _object_words(objects, o_name))
         finding = Finding(kind=_KINDS[kind].replace("ACCESS", access), kernel=info.name,
                           global_id=tuple(record[REC_GLOBAL_ID:REC_GLOBAL_ID + 3]),
                           local_id=tuple(record[REC_LOCAL_ID:REC_LOCAL_ID + 3]), file=file, line=line,
                           column=column, object=name, object_kind=object_kind, space=space,
                           offset=_signed(record[REC_OFFSET]), size=record[REC_SIZE], object_size=object_size,
                           other=record[REC_OTHER] if kind in (KIND_WRITE_WRITE, KIND_WRITE_AFTER_READ,
-                                                                KIND_READ_AFTER_WRITE) else None)
+                                                                KIND_READ_AFTER_WRITE) else None,
+                          use=access if origin is not None else None, origin=origin)
         record[REC_FOUND] = 0
         findings.append(finding)
     sys.stderr.write("pyplat: check: %s\n" % finding)

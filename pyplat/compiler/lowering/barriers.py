@@ -31,7 +31,7 @@ from ..tree import CompileError, Node, Var
 from .barrier_tree import has_barrier, walk
 from .function import FuncGen
 from .irbuild import Builder, LV, PTR, VOIDT, I1, I8, I64
-from . import workgroup
+from . import check_defined, workgroup
 
 STACK_LIMIT = 256 * 1024
 # builtins without side effects whose value depends on their arguments and the work-item only
@@ -345,6 +345,7 @@ class BarrierKernelGen(FuncGen):
         reqd = workgroup.required_size(k)
         self.wi, self.slots = workgroup.work_item_state(self.abuild, b, ctx, reqd)
         self.check_frame = workgroup.check_frame(self.mg, k, self.abuild, b, self.wi, args_p)
+        self.defined = check_defined.attach(self)
         self.sizes = workgroup.local_sizes(b, ctx, reqd)
         self.lx, self.ly, self.lz = self.sizes
         exit_bb = workgroup.skip_empty_group(b, fn, self.sizes)
@@ -357,7 +358,8 @@ class BarrierKernelGen(FuncGen):
 
         # per-work-item storage: arrays ordered by decreasing alignment
         pw.sort(key=lambda v: -max(v.type.align, 1))
-        frame = sum(v.type.size for v in pw) + (1 if self.track_returns else 0)
+        frame = sum(v.type.size for v in pw) + (1 if self.track_returns else 0) + \
+            check_defined.frame_bytes(self.defined, pw)
         self.pw = {}
         heap = None
         if frame:
@@ -384,6 +386,8 @@ class BarrierKernelGen(FuncGen):
             for v in pw:
                 self.pw[v] = b.gep(base, [off], inbounds=True, source_etype=I8)
                 off = b.add(off, b.mul(nwi, I64(v.type.size)))
+            if self.defined is not None:        # PYPLAT_CHECK=uninit: their values' shadows
+                off = self.defined.per_work_item(b, base, off, nwi, pw)
             if self.track_returns:
                 self.returned = b.gep(base, [off], inbounds=True, source_etype=I8)
                 self.memset(self.returned, nwi)
@@ -416,6 +420,8 @@ class BarrierKernelGen(FuncGen):
             b.call(self.mg.intrinsic("free", VOIDT, [PTR]), [base])
         b.branch(exit_bb)
         b.position_at_end(exit_bb)
+        if self.defined is not None:
+            self.defined.finish()
         b.ret(workgroup.group_result(self.mg, b, self.check_frame, k, self.wi))
         self.abuild.branch(setup)
 
@@ -428,10 +434,15 @@ class BarrierKernelGen(FuncGen):
         taken is a register copy instead (_cached), loaded at the region's start and stored
         back at its end for every work-item, active or not: the vectoriser then makes plain
         vector loads and stores of the array, not masked ones under the work-items' `if`s
-        (masked stores of a lockstep loop's accumulator, reloaded the next iteration, stall)."""
-        if self.cache is not None and v not in self._escaped and (v.type.is_scalar or v.type.is_vector or v.type.is_pointer):
+        (masked stores of a lockstep loop's accumulator, reloaded the next iteration, stall).
+        Not under PYPLAT_CHECK=uninit: its shadows follow the arrays (check_defined)."""
+        if (self.cache is not None and self.defined is None and v not in self._escaped
+                and (v.type.is_scalar or v.type.is_vector or v.type.is_pointer)):
             return self._cached(v)
-        return self._pw_slot(v)
+        p = self._pw_slot(v)
+        if self.defined is not None:
+            self.defined.per_work_item_at(self.b, p, v, self.lin)
+        return p
 
     def _pw_slot(self, v):
         return self.b.gep(self.pw[v], [self.lin], inbounds=True, source_etype=T.mem_llvm(v.type))

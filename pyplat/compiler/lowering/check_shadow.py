@@ -3,15 +3,16 @@
 The core gives a checked kernel's launches more local memory than they use (core/checks.py,
 `shadow_factor`): after the group's `total` bytes (the check record's REC_LOCAL_TOTAL, a
 multiple of 128) come, per local byte,
-- uninit: one byte, 1 once a work-item of the group wrote it;
+- uninit: one byte, 1 once a work-item of the group wrote it a defined value (check_defined.py);
 - races: two uint32 tags, the last writer's and the last reader's (all writers' tags, then all
   readers'): (barrier epoch mod 2^16) << 16 | (local linear id + 1), 0 for none.
 The work-group function clears both in its prologue (so "written" means written in this group)
 and starts the epoch at 1; each barrier adds one (checks.CheckTable.barrier).
 
 Every `__local` access that passed the bounds check then:
-- uninit: a store sets its bytes' flags; a load of up to 16 bytes whose flags are not all set is
-  a finding (the load still happens: the memory is there);
+- uninit: a store sets its bytes' flags (clears them where its value is undefined); a load of
+  up to 16 bytes whose flags are not all set gives an undefined value, which check_defined.py
+  follows to its uses (the load happens: the memory is there);
 - races: a write conflicts with another work-item's write or read of one of its bytes in the
   same epoch, a read with another work-item's write; a conflict is a finding naming the other
   work-item. Accesses of up to 16 bytes compare and update their tags inline, as vectors; a
@@ -23,8 +24,9 @@ writes into `__local` memory count as written for uninit (mark_written).
 from llvmlite import ir
 
 from .. import abi
-from .check_layout import (FR_EPOCH, FR_LOCAL, FR_LOCAL_TOTAL, FR_RECORD, FR_SHADOW_RACES, FR_SHADOW_UNINIT, KIND_READ_AFTER_WRITE,
-                           KIND_UNINIT, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_LOCAL_TOTAL, WI_FRAME)
+from . import check_defined
+from .check_layout import (FR_EPOCH, FR_LOCAL, FR_LOCAL_TOTAL, FR_RECORD, FR_SHADOW_RACES, FR_SHADOW_UNINIT, FR_UNDEFINED,
+                           KIND_READ_AFTER_WRITE, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_LOCAL_TOTAL, WI_FRAME)
 from .irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
 
 UNINIT, RACES = "uninit", "races"
@@ -46,7 +48,7 @@ def _word(b, frame, index):
 
 def _memset(table, b, ptr, byte, size):
     f = table.mg.intrinsic("llvm.memset.p0.i64", VOIDT, [PTR, I8, I64, I1])
-    b.call(f, [ptr, I8(byte), size, I1(0)])
+    b.call(f, [ptr, I8(byte) if isinstance(byte, int) else byte, size, I1(0)])
 
 
 def setup(table, b, frame, record, lm, has_local=True):
@@ -57,6 +59,7 @@ def setup(table, b, frame, record, lm, has_local=True):
     b.store(I64(1), _word(b, frame, FR_EPOCH))
     b.store(I64(0), _word(b, frame, FR_SHADOW_UNINIT))
     b.store(I64(0), _word(b, frame, FR_SHADOW_RACES))
+    b.store(I64(check_defined.NONE), _word(b, frame, FR_UNDEFINED))
     if not wanted(kinds) or not has_local:
         return
     total = b.load(_word(b, record, REC_LOCAL_TOTAL), typ=I64, align=8)
@@ -96,36 +99,34 @@ def barrier(table, b, frame):
     b.store(phi, _word(b, frame, FR_EPOCH))
 
 
-def local_access(table, g, frame, p, size, base, site, write, atomic=False):
+def local_access(table, g, frame, p, size, base, site, write, atomic=False, stored=None):
     """The shadow checks of a __local access of `size` bytes at address p (an i64) that passed
     the bounds check; base: its object's address (offsets in findings), None: unknown. An
-    atomic access only sets uninit's flags."""
+    atomic access only sets uninit's flags. Returns, for uninit's load of up to 16 bytes, an
+    i1: some of its bytes are not defined (the value is undefined: check_defined.py), else
+    None. stored: a store's value's shadow (not None: undefined where not 0)."""
     kinds = table.mg.checks
     b = g.b
     lm = table._invariant(b.load(_word(b, frame, FR_LOCAL), typ=I64, align=8))
     off = b.sub(p, lm)
     rel = off if base is None else b.sub(p, base)
+    undefined = None
     if UNINIT in kinds:
         flags = b.gep(b.inttoptr(table._invariant(b.load(_word(b, frame, FR_SHADOW_UNINIT), typ=I64, align=8)),
                                  PTR), [off], source_etype=I8)
         if write or atomic:
-            _memset(table, b, flags, 1, I64(size))
+            defined = I8(1) if stored is None or atomic else b.zext(b.icmp_unsigned("==", stored, I32(0)), I8)
+            _memset(table, b, flags, defined, I64(size))
         elif size <= 16:
             width = ir.IntType(8 * size)
             got = b.load(flags, typ=width, align=1)
-            unset = b.icmp_unsigned("!=", got, ir.Constant(width, int("01" * size, 16)))
-            report_bb = g.fn.append_basic_block("check.uninit")
-            on_bb = g.fn.append_basic_block("check.uninit.ok")
-            b.cbranch(unset, report_bb, on_bb)
-            b.position_at_end(report_bb)
-            b.call(table.report_function(), [frame, g.wi, I64(site), rel, I64(size), I64(KIND_UNINIT), I64(0)])
-            b.branch(on_bb)
-            b.position_at_end(on_bb)
+            undefined = b.icmp_unsigned("!=", got, ir.Constant(width, int("01" * size, 16)))
     if RACES in kinds and not atomic:
         if size <= 16:
             _inline_race(table, g, frame, off, size, write, site, rel)
         else:
             b.call(race_function(table), [frame, g.wi, off, I64(size), I64(1 if write else 0), I64(site), rel])
+    return undefined
 
 
 def _inline_race(table, g, frame, off, size, write, site, rel):

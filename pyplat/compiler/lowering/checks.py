@@ -23,7 +23,7 @@ line, column, access, size, object) goes into the kernel's metadata.
 from llvmlite import ir
 
 from .. import abi
-from . import check_shadow
+from . import check_defined, check_shadow
 from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
                            REC_GLOBAL_ID,
                            REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE,
@@ -142,43 +142,51 @@ class CheckTable:
 
     def group_result(self, b, frame, k, wi):
         """At the work-group function's end: the site slots' findings reported (the first site
-        that has one), and the function's return value: 1 if this group had a finding."""
+        that has one), uninit's use of an undefined value, and the function's return value: 1
+        if this group had a finding."""
         slots = self.site_slots.get(k.name, [])
         if slots:
             fn = b.function
             end_bb = fn.append_basic_block("check.end")
             first = FR_OBJECTS + 3 * len(self._objects_of(k))
-            wis = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
             for j, site in enumerate(slots):
                 key = b.load(_i64p(b, frame, first + j), typ=I64, align=8)
                 found_bb = fn.append_basic_block("check.site")
                 next_bb = fn.append_basic_block("check.site.next")
                 b.cbranch(b.icmp_unsigned(">=", key, I64(1 << _OFFSET_BITS)), found_bb, next_bb)
                 b.position_at_end(found_bb)
-                # a copy of the work-item state for the report: `wi` itself is passed to no
-                # call, so that LLVM splits it into registers (and the frame stays private)
-                copy = b.alloca(WI_TYPE, name="check.wi")
-                cs = b.gep(copy, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
-
-                def slot(base, i):
-                    return b.gep(base, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE)
-                for i in [abi.CTX_GROUP_ID + d for d in range(3)] + [abi.CTX_LOCAL_SIZE + d for d in range(3)] + \
-                        [abi.CTX_GLOBAL_OFFSET + d for d in range(3)]:
-                    b.store(b.load(slot(wis, i), typ=I64, align=8), slot(cs, i))
-                lin = b.sub(b.lshr(key, I64(_OFFSET_BITS)), I64(1))
-                lx = b.load(slot(wis, abi.CTX_LOCAL_SIZE), typ=I64, align=8)
-                ly = b.load(slot(wis, abi.CTX_LOCAL_SIZE + 1), typ=I64, align=8)
-                b.store(b.urem(lin, lx), slot(cs, WI_LID))
-                b.store(b.urem(b.udiv(lin, lx), ly), slot(cs, WI_LID + 1))
-                b.store(b.udiv(lin, b.mul(lx, ly)), slot(cs, WI_LID + 2))
                 offset = b.sub(b.and_(key, I64((1 << _OFFSET_BITS) - 1)), I64(1 << (_OFFSET_BITS - 1)))
-                b.call(self.report_function(), [frame, copy, I64(site), offset, I64(self.sites[site][4]),
-                                                I64(KIND_BOUNDS), I64(0)])
+                self.report_key(b, frame, wi, key, I64(site), offset, I64(self.sites[site][4]), I64(KIND_BOUNDS),
+                                I64(0))
                 b.branch(end_bb)
                 b.position_at_end(next_bb)
             b.branch(end_bb)
             b.position_at_end(end_bb)
+        if check_defined.UNINIT in self.mg.checks:
+            check_defined.report_use(self, b, frame, wi)
         return b.trunc(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8), I32)
+
+    def report_key(self, b, frame, wi, key, site, offset, size, kind, other):
+        """Report a finding kept in a frame word whose bits from 40 up are the work-item's
+        local linear id + 1 (the site slots, check_defined's uses)."""
+        # a copy of the work-item state for the report: `wi` itself is passed to no call, so
+        # that LLVM splits it into registers (and the frame stays private)
+        copy = b.alloca(WI_TYPE, name="check.wi")
+        cs = b.gep(copy, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+        wis = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+
+        def slot(base, i):
+            return b.gep(base, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE)
+        for i in [abi.CTX_GROUP_ID + d for d in range(3)] + [abi.CTX_LOCAL_SIZE + d for d in range(3)] + \
+                [abi.CTX_GLOBAL_OFFSET + d for d in range(3)]:
+            b.store(b.load(slot(wis, i), typ=I64, align=8), slot(cs, i))
+        lin = b.sub(b.lshr(key, I64(_OFFSET_BITS)), I64(1))
+        lx = b.load(slot(wis, abi.CTX_LOCAL_SIZE), typ=I64, align=8)
+        ly = b.load(slot(wis, abi.CTX_LOCAL_SIZE + 1), typ=I64, align=8)
+        b.store(b.urem(lin, lx), slot(cs, WI_LID))
+        b.store(b.urem(b.udiv(lin, lx), ly), slot(cs, WI_LID + 1))
+        b.store(b.udiv(lin, b.mul(lx, ly)), slot(cs, WI_LID + 2))
+        b.call(self.report_function(), [frame, copy, site, offset, size, kind, other])
 
     def exact(self, g, hint):
         """Whether an access outside the hinted object is outside every object: the hint is a
@@ -269,12 +277,18 @@ class CheckTable:
         self.sites.append([fname, line, col, access, size, name, space])
         return len(self.sites) - 1
 
-    def guard(self, g, ptr, size, space, hint, site, access_fn, zero=None, write=False, atomic=False):
+    def guard(self, g, ptr, size, space, hint, site, access_fn, zero=None, write=False, atomic=False,
+              stored=None):
         """Emit access_fn() (which returns the loaded value, or None for a store) only when
         [ptr, ptr + size) is inside an object; a load yields `zero` otherwise. `__local`
         accesses also go through the shadow checks (check_shadow.py); an atomic one only counts
-        as written there (atomics do not race)."""
+        as written there (atomics do not race). stored: a store's value's shadow (uninit:
+        check_defined.py), None where defined."""
         b = g.b
+        defined = g.defined
+        if defined is not None:         # uninit: an address computed from an undefined value
+            defined.use(b, ptr, "address", like=site)
+            was_quiet, defined.quiet = defined.quiet, True
         frame = self._invariant(b.load(b.gep(g.wi, [I32(0), I32(WI_FRAME)], inbounds=True, source_etype=WI_TYPE),
                                        typ=PTR, align=8))
         p = b.ptrtoint(ptr, I64)
@@ -329,18 +343,26 @@ class CheckTable:
             skip_bb = b.block
             b.cbranch(ok, do_bb, join_bb)
         b.position_at_end(do_bb)
+        undefined = None
         if space == "local" and check_shadow.wanted(self.mg.checks):
-            check_shadow.local_access(self, g, frame, p, size, base if hint is not None else None, site,
-                                      write, atomic)
+            undefined = check_shadow.local_access(self, g, frame, p, size, base if hint is not None else None, site,
+                                                  write, atomic, stored)
         v = access_fn()
+        if undefined is not None and v is not None and v is not ptr:    # (a struct's: its address)
+            defined.loaded(b, v, undefined, site)
         done_bb = b.block
         b.branch(join_bb)
         b.position_at_end(join_bb)
         if v is None:
+            if defined is not None:
+                defined.quiet = was_quiet
             return None
         phi = b.phi(v.type)
         phi.add_incoming(v, done_bb)
         phi.add_incoming(zero if zero is not None else ir.Constant(v.type, None), skip_bb)
+        if defined is not None:
+            defined.joined(b, phi, v, done_bb, skip_bb)
+            defined.quiet = was_quiet
         return phi
 
     def guard_division(self, g, n, zero, size):
@@ -386,8 +408,14 @@ class CheckTable:
     def checked_store(self, g, lv, v):
         space, hint, _ = lv.check
         site = self._site_of(g, lv, "write")
+        stored = None
+        if g.defined is not None and space == "global":     # uninit: an undefined value leaves
+            g.defined.use(g.b, v, "store", like=site)
+            g.defined.use(g.b, None, "control", like=site, shadow=g.defined.control)
+        elif g.defined is not None:
+            stored = g.defined.of(v)
         self.guard(g, lv.ptr, lv.type.size, space, hint, site,
-                   lambda: g.store(v, lv.ptr, lv.type, lv.align), write=True)
+                   lambda: g.store(v, lv.ptr, lv.type, lv.align), write=True, stored=stored)
 
     def zeros(self, size):
         """A constant of `size` zero bytes (what a struct read outside its object reads)."""

@@ -155,11 +155,15 @@ class Expressions:
     # -------------------------------------------------------------- rvalues
     def rv(self, n):
         if n.lv:
-            return self.load_lv(self.lvalue(n))
-        h = getattr(self, "x_" + n.op, None)
-        if h is None:
-            self.err("unsupported expression '%s'" % n.op, n)
-        return h(n)
+            v = self.load_lv(self.lvalue(n))
+        else:
+            h = getattr(self, "x_" + n.op, None)
+            if h is None:
+                self.err("unsupported expression '%s'" % n.op, n)
+            v = h(n)
+        if self.defined is not None:        # (uninit: a use of v is reported at n)
+            self.defined.node = n
+        return v
 
     def x_const(self, n):
         t = n.type

@@ -10,6 +10,7 @@ from llvmlite import ir
 
 from .. import types as T
 from ..tree import CompileError
+from . import check_defined
 from .irbuild import Builder, I1, I8, I32, I64, PTR, VOIDT, WI_TYPE
 from .conversions import Conversions
 from .expressions import Expressions
@@ -18,6 +19,8 @@ from .statements import Statements
 
 
 class FuncGen(Statements, Expressions, Operators, Conversions):
+    defined = None          # PYPLAT_CHECK=uninit: the function's check_defined.Definedness
+
     def __init__(self, mg, f):
         self.mg, self.f = mg, f
         self.fn = mg.fns[f]
@@ -35,6 +38,7 @@ class FuncGen(Statements, Expressions, Operators, Conversions):
         self.abuild = Builder(entry)          # allocas only; branch to body added at the end
         body = fn.append_basic_block("body")
         self.b = Builder(body)
+        self.defined = check_defined.attach(self)
         self.wi = fn.args[0]
         off = 1
         self.sret = None
@@ -52,11 +56,15 @@ class FuncGen(Statements, Expressions, Operators, Conversions):
                 self.b.ret_void()
             else:
                 self.b.ret(ir.Constant(f.ret.llvm(), ir.Undefined))
+        if self.defined is not None:
+            self.defined.finish()
         self.abuild.branch(body)
 
     def alloca(self, t, name=""):
         a = self.abuild.alloca(T.mem_llvm(t), name=name)
         a.align = max(t.align, 1)
+        if self.defined is not None:
+            self.defined.variable(a, t)
         return a
 
     # -------------------------------------------------------------- memory

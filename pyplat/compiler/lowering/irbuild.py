@@ -17,7 +17,20 @@ WI_TYPE = ir.LiteralStructType([WI_SLOTS_TYPE, PTR, PTR])
 
 
 class Builder(ir.IRBuilder):
-    """IRBuilder whose pointers are all opaque `ptr` (no typed-pointer checks)."""
+    """IRBuilder whose pointers are all opaque `ptr` (no typed-pointer checks). `defined`: under
+    PYPLAT_CHECK=uninit, the function's check_defined.Definedness, which sees every instruction."""
+    defined = None
+
+    def _insert(self, instr):
+        d = self.defined
+        if d is None or d.quiet:
+            super()._insert(instr)
+            return
+        d.quiet = True                  # (its own instructions come through here too)
+        d.before(self, instr)
+        super()._insert(instr)
+        d.after(self, instr)
+        d.quiet = False
 
     def gep(self, ptr, indices, inbounds=False, name="", source_etype=None):
         r = super().gep(ptr, indices, inbounds=inbounds, name=name, source_etype=source_etype)
