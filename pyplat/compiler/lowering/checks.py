@@ -23,7 +23,7 @@ line, column, access, size, object) goes into the kernel's metadata.
 from llvmlite import ir
 
 from .. import abi
-from . import check_shadow
+from . import check_global_races, check_shadow
 from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
                            REC_GLOBAL_ID,
                            REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE,
@@ -110,7 +110,7 @@ class CheckTable:
         """In a work-group function's prologue: the frame filled, its pointer stored in `wi`.
         argument(b, args_p, i, type): workgroup.argument."""
         objects = self.kernel_objects(k)
-        frame = alloca_b.alloca(ir.ArrayType(I64, FR_OBJECTS + 3 * len(objects) + SITE_SLOTS), name="check.frame")
+        frame = alloca_b.alloca(ir.ArrayType(I64, FR_OBJECTS + 3 * len(objects) + SITE_SLOTS + check_global_races.FRAME_WORDS), name="check.frame")
         record = b.load(b.gep(args_p, [I64(len(k.params))], inbounds=True, source_etype=PTR), typ=PTR, align=8)
         record = b.load(record, typ=PTR, align=8)
         b.store(b.ptrtoint(record, I64), _i64p(b, frame, FR_RECORD))
@@ -133,6 +133,7 @@ class CheckTable:
         check_shadow.setup(self, b, frame, record, lm, any(space == "local" for _, _, space, _ in objects))
         b.call(self.mg.intrinsic("llvm.memset.p0.i64", VOIDT, [PTR, ir.IntType(8), I64, I1]),
                [_i64p(b, frame, FR_OBJECTS + 3 * len(objects)), ir.IntType(8)(0), I64(8 * SITE_SLOTS), I1(0)])
+        check_global_races.setup(self, k, b, frame, record, wi, args_p, FR_OBJECTS + 3 * len(objects) + SITE_SLOTS)
         b.store(frame, b.gep(wi, [I32(0), I32(WI_FRAME)], inbounds=True, source_etype=WI_TYPE))
         return frame
 
@@ -283,6 +284,10 @@ class CheckTable:
         bad_bb = fn.append_basic_block("check.slow")
         join_bb = fn.append_basic_block("check.join")
         base = I64(0)
+        ok_bb = do_bb               # (PYPLAT_CHECK=races: __global accesses pass a race check first)
+        if space == "global" and hint is not None and hint[0] == "frame" and not atomic and \
+                check_global_races.wanted(self.mg, g.f):
+            ok_bb = fn.append_basic_block("check.global")
         if hint is not None:
             if hint[0] == "global":
                 base, limit = b.ptrtoint(hint[1], I64), I64(hint[2])
@@ -314,11 +319,11 @@ class CheckTable:
                 b.store(b.or_(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8),
                               b.zext(b.not_(inside), I64)), _i64p(b, frame, FR_FOUND))
                 skip_bb = b.block
-                b.cbranch(inside, do_bb, join_bb)
+                b.cbranch(inside, ok_bb, join_bb)
                 b.position_at_end(bad_bb)
                 b.unreachable()
             else:
-                b.cbranch(inside, do_bb, bad_bb)
+                b.cbranch(inside, ok_bb, bad_bb)
                 skip_bb = None
         else:
             b.branch(bad_bb)
@@ -328,6 +333,11 @@ class CheckTable:
             ok = b.call(self.slow_function(), [frame, g.wi, p, I64(size), I64(site), base, I64(SPACE_CODES[space])])
             skip_bb = b.block
             b.cbranch(ok, do_bb, join_bb)
+        if ok_bb is not do_bb:
+            b.position_at_end(ok_bb)
+            check_global_races.access(self, g, frame, FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS, p,
+                                      size, hint, site, write)
+            b.branch(do_bb)
         b.position_at_end(do_bb)
         if space == "local" and check_shadow.wanted(self.mg.checks):
             check_shadow.local_access(self, g, frame, p, size, base if hint is not None else None, site,
@@ -424,6 +434,7 @@ class CheckTable:
         if self.slow is not None:
             self._finish_slow(constant_globals)
         check_shadow.finish(self)
+        check_global_races.finish(self)
         self.finish_report()
 
     def _finish_slow(self, constant_globals):
