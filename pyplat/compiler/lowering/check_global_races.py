@@ -36,8 +36,15 @@ from .irbuild import I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Build
 RACES = "races"
 START = "__pyplat_check_global_start"
 RACE = "__pyplat_check_global_race"
-FRAME_WORDS = 3              # after the frame's site slots: launch state, group's first flat id, volume
-_STATE, _GROUP_FIRST, _VOLUME = range(FRAME_WORDS)
+# after the frame's site slots: the launch state, the group's first flat id, its volume, then
+# RACE_SLOTS sites' slots: the largest key (below) of the conflicts the group's work-items found
+RACE_SLOTS = 32
+_STATE, _GROUP_FIRST, _VOLUME, _SLOTS = range(4)
+FRAME_WORDS = _SLOTS + RACE_SLOTS
+# a slot's key: (local linear id + 1) << 51 | kind code << 49 (write-write, write-after-read,
+# read-after-write) | same group << 48 | the other's local or flat id << 34 | offset mod 2^34;
+# 1 where no conflict (umax(old, 0) would fold into a select the vectoriser does not take)
+_KEY_LID, _KEY_KIND, _KEY_SAME, _KEY_OTHER, _KEY_OFFSET_BITS = 51, 49, 48, 34, 34
 FLAT_MASK = (1 << TAG_FLAT_BITS) - 1
 
 
@@ -82,6 +89,8 @@ def setup(table, k, b, frame, record, wi, args_p, at):
     group = b.add(gid[0], b.mul(ng[0], b.add(gid[1], b.mul(ng[1], gid[2]))))
     b.store(b.and_(b.mul(group, volume), I64(FLAT_MASK)), _word(b, frame, at + _GROUP_FIRST))
     b.store(volume, _word(b, frame, at + _VOLUME))
+    for j in range(RACE_SLOTS):
+        b.store(I64(0), _word(b, frame, at + _SLOTS + j))
 
 
 def access(table, g, frame, at, p, size, hint, site, write):
@@ -119,6 +128,17 @@ def access(table, g, frame, at, p, size, hint, site, write):
     me = b.or_(b.or_(b.shl(serial, I64(TAG_SERIAL_SHIFT)), b.shl(b.and_(epoch, I64(EPOCHS - 1)),
                                                                    I64(TAG_EPOCH_SHIFT))), flat)
     args = [b.trunc(v, I32) for v in (me, first, volume, limit)]
+    slots = table.__dict__.setdefault("global_race_slots", {}).setdefault(g.f.name, [])
+    if size <= 16 and len(slots) < RACE_SLOTS:
+        # no call: a call in the loop over work-items would keep `wi` in memory and the loop
+        # scalar; the conflict goes into the site's slot, which group_end reports
+        slot = _word(b, frame, at + _SLOTS + len(slots))
+        slots.append((site, size))
+        _slot_check(b, wp, rp, size, write, args, b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2])))),
+                    rel, slot)
+        b.branch(done_bb)
+        b.position_at_end(done_bb)
+        return
     if size > 16:
         b.call(race_function(table), [frame, g.wi, wp, rp, I64(size), I64(int(write)), I64(site), rel] + args)
         b.branch(done_bb)
@@ -150,6 +170,111 @@ def access(table, g, frame, at, p, size, hint, site, write):
     b.store(me_v, wp if write else rp, align=4)
     b.branch(done_bb)
     b.position_at_end(done_bb)
+
+
+def _slot_check(b, wp, rp, size, write, args, lin, rel, slot):
+    """The tags of an access's bytes compared as one vector and set; a conflict (a branch to a
+    block of this function, not a call) goes into the site's slot as a max."""
+    vt = ir.VectorType(I32, size)
+
+    def splat(v):
+        return b.shuffle_vector(b.insert_element(ir.Constant(vt, ir.Undefined), v, I32(0)),
+                                ir.Constant(vt, ir.Undefined), ir.Constant(vt, [0] * size))
+
+    def const(c):
+        return ir.Constant(vt, [c] * size)
+    me_v, first_v, volume_v, limit_v = (splat(v) for v in args)
+    w = b.load(wp, typ=vt, align=4)
+    w_hit = _conflict(b, w, me_v, first_v, volume_v, limit_v, const)
+    hit = w_hit
+    if write:
+        r = b.load(rp, typ=vt, align=4)
+        r_hit = _conflict(b, r, me_v, first_v, volume_v, limit_v, const)
+        hit = b.or_(w_hit, r_hit)
+    b.store(me_v, wp if write else rp, align=4)
+    fn = b.function
+    hit_bb = fn.append_basic_block("check.grace.hit")
+    on_bb = fn.append_basic_block("check.grace.on")
+    b.cbranch(b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(size)), ir.Constant(ir.IntType(size), 0)),
+              hit_bb, on_bb)
+    b.position_at_end(hit_bb)
+
+    def lanes(tags, lane_hit, w_bit):
+        """Per byte: hit << 31 | writer's << 30 | same group << 14 | the other's id, or 0."""
+        in_group = b.and_(b.sub(tags, first_v), const(FLAT_MASK))
+        same = b.icmp_unsigned("<", in_group, volume_v)
+        other = b.select(same, b.or_(in_group, const(1 << 14)), b.and_(tags, const(FLAT_MASK)))
+        return b.select(lane_hit, b.or_(other, const((1 << 31) | w_bit)), const(0))
+    value = lanes(w, w_hit, 1 << 30)
+    if write:
+        value = b.select(w_hit, value, lanes(r, r_hit, 0))        # (a writer's hit first)
+    best = b.call(_reduce_umax(b, size), [value]) if size > 1 else b.extract_element(value, I32(0))
+    best = b.zext(best, I64)
+    code = I64(2) if not write else b.select(b.icmp_unsigned("!=", b.and_(best, I64(1 << 30)), I64(0)),
+                                             I64(0), I64(1))
+    key = b.or_(b.or_(b.shl(b.add(lin, I64(1)), I64(_KEY_LID)), b.shl(code, I64(_KEY_KIND))),
+                b.or_(b.shl(b.and_(best, I64((1 << 15) - 1)), I64(_KEY_OTHER)),
+                      b.and_(rel, I64((1 << _KEY_OFFSET_BITS) - 1))))
+    old = b.load(slot, typ=I64, align=8)
+    b.store(b.select(b.icmp_unsigned(">", key, old), key, old), slot)
+    b.branch(on_bb)
+    b.position_at_end(on_bb)
+
+
+def _reduce_umax(b, size):
+    m = b.module
+    name = "llvm.vector.reduce.umax.v%di32" % size
+    fn = m.globals.get(name)
+    if fn is None:
+        fn = ir.Function(m, ir.FunctionType(I32, [ir.VectorType(I32, size)]), name=name)
+    return fn
+
+
+def group_end(table, b, frame, k, wi, at):
+    """At the work-group function's end: each race slot's conflict reported (through a copy of
+    the work-item state holding the work-item's ids: `wi` itself is passed to no call)."""
+    slots = table.__dict__.get("global_race_slots", {}).get(k.name, [])
+    if not slots:
+        return
+    fn = b.function
+    end_bb = fn.append_basic_block("check.grace.end")
+    wis = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+
+    def slot(base, i):
+        return b.gep(base, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE)
+    for j, (site, size) in enumerate(slots):
+        key = b.load(_word(b, frame, at + _SLOTS + j), typ=I64, align=8)
+        found_bb = fn.append_basic_block("check.grace.site")
+        next_bb = fn.append_basic_block("check.grace.site.next")
+        b.cbranch(b.icmp_unsigned(">=", key, I64(1 << _KEY_LID)), found_bb, next_bb)
+        b.position_at_end(found_bb)
+        copy = b.alloca(WI_TYPE, name="check.grace.wi")
+        cs = b.gep(copy, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+        for i in [abi.CTX_GROUP_ID + d for d in range(3)] + [abi.CTX_LOCAL_SIZE + d for d in range(3)] + \
+                [abi.CTX_GLOBAL_OFFSET + d for d in range(3)]:
+            b.store(b.load(slot(wis, i), typ=I64, align=8), slot(cs, i))
+        lin = b.sub(b.lshr(key, I64(_KEY_LID)), I64(1))
+        lx = b.load(slot(wis, abi.CTX_LOCAL_SIZE), typ=I64, align=8)
+        ly = b.load(slot(wis, abi.CTX_LOCAL_SIZE + 1), typ=I64, align=8)
+        b.store(b.urem(lin, lx), slot(cs, WI_LID))
+        b.store(b.urem(b.udiv(lin, lx), ly), slot(cs, WI_LID + 1))
+        b.store(b.udiv(lin, b.mul(lx, ly)), slot(cs, WI_LID + 2))
+        volume = b.load(_word(b, frame, at + _VOLUME), typ=I64, align=8)
+        groups = b.mul(b.mul(b.load(slot(wis, abi.CTX_NUM_GROUPS), typ=I64, align=8),
+                             b.load(slot(wis, abi.CTX_NUM_GROUPS + 1), typ=I64, align=8)),
+                       b.load(slot(wis, abi.CTX_NUM_GROUPS + 2), typ=I64, align=8))
+        other = b.and_(b.lshr(key, I64(_KEY_OTHER)), I64(FLAT_MASK))
+        same = b.and_(b.lshr(key, I64(_KEY_SAME)), I64(1))
+        exact = b.select(b.icmp_unsigned("<=", b.mul(groups, volume), I64(FLAT_MASK + 1)), I64(OTHER_EXACT), I64(0))
+        word = b.or_(b.or_(other, b.shl(volume, I64(TAG_FLAT_BITS))),
+                     b.or_(b.shl(same, I64(32)), exact))
+        kind = b.add(I64(KIND_WRITE_WRITE), b.and_(b.lshr(key, I64(_KEY_KIND)), I64(3)))
+        offset = b.and_(key, I64((1 << _KEY_OFFSET_BITS) - 1))
+        b.call(table.report_function(), [frame, copy, I64(site), offset, I64(size), kind, word])
+        b.branch(end_bb)
+        b.position_at_end(next_bb)
+    b.branch(end_bb)
+    b.position_at_end(end_bb)
 
 
 def _conflict(b, tags, me, first, volume, limit, const):

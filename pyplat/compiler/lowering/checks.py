@@ -179,6 +179,7 @@ class CheckTable:
                 b.position_at_end(next_bb)
             b.branch(end_bb)
             b.position_at_end(end_bb)
+        check_global_races.group_end(self, b, frame, k, wi, FR_OBJECTS + 3 * len(self._objects_of(k)) + SITE_SLOTS)
         return b.trunc(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8), I32)
 
     def exact(self, g, hint):
