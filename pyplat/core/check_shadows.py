@@ -11,6 +11,7 @@ of a buffer nobody writes cannot race), which keeps read-only inputs free.
 """
 import ctypes
 import mmap
+import threading
 import weakref
 
 from pyplat.compiler.lowering.check_layout import (GS_HEADER, GS_OWNER, GS_READERS, GS_WRITERS, SH_MADVISE,
@@ -19,6 +20,7 @@ from pyplat.compiler.lowering.check_layout import (GS_HEADER, GS_OWNER, GS_READE
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
 _shadows = weakref.WeakKeyDictionary()        # root buffer -> its GlobalShadow
 _madvise = None
+_lock = threading.Lock()              # (a shadow made twice: a record would hold a dead one)
 
 
 def _madvise_address():
@@ -51,10 +53,11 @@ class GlobalShadow:
 
 
 def shadow_of(root):
-    shadow = _shadows.get(root)
-    if shadow is None:
-        shadow = _shadows[root] = GlobalShadow(root.size)
-    return shadow
+    with _lock:
+        shadow = _shadows.get(root)
+        if shadow is None:
+            shadow = _shadows[root] = GlobalShadow(root.size)
+        return shadow
 
 
 def record_words(n_args):

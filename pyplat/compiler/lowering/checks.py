@@ -110,7 +110,8 @@ class CheckTable:
         """In a work-group function's prologue: the frame filled, its pointer stored in `wi`.
         argument(b, args_p, i, type): workgroup.argument."""
         objects = self.kernel_objects(k)
-        frame = alloca_b.alloca(ir.ArrayType(I64, FR_OBJECTS + 3 * len(objects) + SITE_SLOTS + check_global_races.FRAME_WORDS), name="check.frame")
+        words = FR_OBJECTS + 3 * len(objects) + SITE_SLOTS + check_global_races.FRAME_WORDS
+        frame = alloca_b.alloca(ir.ArrayType(I64, words), name="check.frame")
         record = b.load(b.gep(args_p, [I64(len(k.params))], inbounds=True, source_etype=PTR), typ=PTR, align=8)
         record = b.load(record, typ=PTR, align=8)
         b.store(b.ptrtoint(record, I64), _i64p(b, frame, FR_RECORD))
