@@ -93,30 +93,39 @@ def setup(table, k, b, frame, record, wi, args_p, at):
         b.store(I64(0), _word(b, frame, at + _SLOTS + j))
 
 
-def access(table, g, frame, at, p, size, hint, site, write):
-    """The races check of a __global access of `size` bytes at p (an i64) inside the kernel
-    argument that `hint` names (its inline bounds check passed)."""
+def prepare(table, g, frame, at, hint):
+    """Before an access's bounds check: the loads of what its race check needs, made where
+    every work-item makes them, so that LLVM hoists them out of the loop over work-items (in
+    the checked branch they would be made per access). None: the object is no argument."""
     key = table._objects_of(g.f)[hint[1]][0]
     params = list(g.f.params)
     if key not in params:
-        return
+        return None
     index = params.index(key)
     b = g.b
     inv = table._invariant
     record = b.inttoptr(inv(b.load(_word(b, frame, FR_RECORD), typ=I64, align=8)), PTR)
     words = rec_global_shadow(len(params), index)
     state = b.inttoptr(inv(b.load(_word(b, frame, at + _STATE), typ=I64, align=8)), PTR)
-    serial = inv(b.load(_word(b, state, 1 + index), typ=I64, align=8))
+    return (inv(b.load(_word(b, state, 1 + index), typ=I64, align=8)),
+            inv(b.load(_word(b, record, words + GS_WRITERS), typ=I64, align=8)),
+            inv(b.load(_word(b, record, words + GS_READERS), typ=I64, align=8)),
+            inv(b.load(_word(b, frame, FR_OBJECTS + 3 * hint[1]), typ=I64, align=8)))
+
+
+def access(table, g, frame, at, p, size, prepared, site, write):
+    """The races check of a __global access of `size` bytes at p (an i64) inside the kernel
+    argument whose shadow `prepare` loaded (its inline bounds check passed)."""
+    b = g.b
+    inv = table._invariant
+    serial, writers, readers, base = prepared
     checked_bb = g.fn.append_basic_block("check.grace")
     done_bb = g.fn.append_basic_block("check.grace.done")
     b.cbranch(b.icmp_unsigned("!=", serial, I64(0)), checked_bb, done_bb)
     b.position_at_end(checked_bb)
-    base = inv(b.load(_word(b, frame, FR_OBJECTS + 3 * hint[1]), typ=I64, align=8))
     rel = b.sub(p, base)
-    wp = b.gep(b.inttoptr(inv(b.load(_word(b, record, words + GS_WRITERS), typ=I64, align=8)), PTR), [rel],
-               source_etype=I32)
-    rp = b.gep(b.inttoptr(inv(b.load(_word(b, record, words + GS_READERS), typ=I64, align=8)), PTR), [rel],
-               source_etype=I32)
+    wp = b.gep(b.inttoptr(writers, PTR), [rel], source_etype=I32)
+    rp = b.gep(b.inttoptr(readers, PTR), [rel], source_etype=I32)
     first = inv(b.load(_word(b, frame, at + _GROUP_FIRST), typ=I64, align=8))
     volume = inv(b.load(_word(b, frame, at + _VOLUME), typ=I64, align=8))
     ls = [g.wi_slot(abi.CTX_LOCAL_SIZE + d) for d in range(2)]

@@ -286,10 +286,12 @@ class CheckTable:
         bad_bb = fn.append_basic_block("check.slow")
         join_bb = fn.append_basic_block("check.join")
         base = I64(0)
-        ok_bb = do_bb               # (PYPLAT_CHECK=races: __global accesses pass a race check first)
+        ok_bb, race = do_bb, None   # (PYPLAT_CHECK=races: __global accesses pass a race check first)
         if space == "global" and hint is not None and hint[0] == "frame" and not atomic and \
                 check_global_races.wanted(self.mg, g.f):
-            ok_bb = fn.append_basic_block("check.global")
+            races_at = FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS
+            race = check_global_races.prepare(self, g, frame, races_at, hint)
+            ok_bb = fn.append_basic_block("check.global") if race is not None else do_bb
         if hint is not None:
             if hint[0] == "global":
                 base, limit = b.ptrtoint(hint[1], I64), I64(hint[2])
@@ -337,8 +339,7 @@ class CheckTable:
             b.cbranch(ok, do_bb, join_bb)
         if ok_bb is not do_bb:
             b.position_at_end(ok_bb)
-            check_global_races.access(self, g, frame, FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS, p,
-                                      size, hint, site, write)
+            check_global_races.access(self, g, frame, races_at, p, size, race, site, write)
             b.branch(do_bb)
         b.position_at_end(do_bb)
         if space == "local" and check_shadow.wanted(self.mg.checks):
