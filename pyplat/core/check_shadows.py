@@ -5,20 +5,19 @@ A shadow is anonymous memory mapped without a reservation (pages no tag was writ
 nothing; a read of them maps the zero page): a header page, then two uint32 tags per byte of
 the buffer, the last writer's and the last reader's (check_layout: SH_*). One per buffer (a
 sub-buffer uses its parent's, from its origin), made at the first checked launch plan that
-needs it and kept as long as the buffer, so launches clear nothing: a tag of another launch
-has another serial. Only arguments some argument of the launch writes to are checked (reads
-of a buffer nobody writes cannot race), which keeps read-only inputs free.
+needs it and unmapped when the buffer is destroyed, so launches clear nothing: a tag of another
+launch has another serial. Only arguments some argument of the launch writes to are checked
+(reads of a buffer nobody writes cannot race), which keeps read-only inputs free.
 """
 import ctypes
 import mmap
 import threading
-import weakref
 
 from pyplat.compiler.lowering.check_layout import (GS_HEADER, GS_OWNER, GS_READERS, GS_WRITERS, SH_MADVISE,
                                                    SH_PAGE, SH_TAG_BYTES, rec_global_shadow)
 
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
-_shadows = weakref.WeakKeyDictionary()        # root buffer -> its GlobalShadow
+_shadows = {}                                 # id(root buffer) -> its GlobalShadow, while it lives
 _madvise = None
 _lock = threading.Lock()              # (a shadow made twice: a record would hold a dead one)
 
@@ -53,11 +52,21 @@ class GlobalShadow:
 
 
 def shadow_of(root):
+    """The buffer's shadow, made on first use and unmapped when the buffer is destroyed (its
+    last launch has ended then: launches retain their buffers)."""
     with _lock:
-        shadow = _shadows.get(root)
+        shadow = _shadows.get(id(root))
         if shadow is None:
-            shadow = _shadows[root] = GlobalShadow(root.size)
+            shadow = _shadows[id(root)] = GlobalShadow(root.size)
+            root.add_destructor(lambda key=id(root): _drop(key))
         return shadow
+
+
+def _drop(key):
+    with _lock:
+        shadow = _shadows.pop(key, None)
+    if shadow is not None:
+        shadow.map.close()
 
 
 def record_words(n_args):
