@@ -19,6 +19,12 @@ from pyplat.compiler.lowering.check_layout import (GS_HEADER, GS_OWNER, GS_READE
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
 _shadows = {}                                 # id(root buffer) -> its GlobalShadow, while it lives
 _madvise = None
+# Shadows hold 8 bytes per byte of their buffers: past this many bytes of them (all buffers),
+# the tags a launch wrote are dropped when it ends (madvise; the next launch has another serial,
+# so nothing is lost). Programs that keep many buffers (pyopencl's tests) stay within memory;
+# a few large ones keep their pages from launch to launch (page faults cost as much as a kernel).
+KEEP_BYTES = 2 << 30
+_mapped = 0
 _lock = threading.Lock()              # (a shadow made twice: a record would hold a dead one)
 
 
@@ -57,16 +63,33 @@ def shadow_of(root):
     with _lock:
         shadow = _shadows.get(id(root))
         if shadow is None:
+            global _mapped
             shadow = _shadows[id(root)] = GlobalShadow(root.size)
+            _mapped += len(shadow.map)
             root.add_destructor(lambda key=id(root): _drop(key))
         return shadow
 
 
 def _drop(key):
+    global _mapped
     with _lock:
         shadow = _shadows.pop(key, None)
+        if shadow is not None:
+            _mapped -= len(shadow.map)
     if shadow is not None:
         shadow.map.close()
+
+
+def launch_ended(record):
+    """A launch with this record ended: past KEEP_BYTES, its shadows' tags dropped (a launch
+    still running on one of them only loses tags: races missed, none invented)."""
+    shadows = getattr(record, "shadows", ())
+    if _mapped <= KEEP_BYTES:
+        return
+    for shadow in shadows:
+        with _lock:
+            if not shadow.map.closed:          # (not unmapped meanwhile)
+                shadow.map.madvise(mmap.MADV_DONTNEED, SH_PAGE, len(shadow.map) - SH_PAGE)
 
 
 def record_words(n_args):
@@ -84,7 +107,7 @@ def fill_record(info, args, record):
         root = None if buffer is None else (buffer.parent or buffer)
         roots.append((root, 0 if buffer is None or buffer.parent is None else buffer.origin))
     written = {id(root) for (root, _), arg in zip(roots, info.args) if root is not None and arg.written}
-    owners = {}
+    owners, shadows = {}, []
     for i, (root, origin) in enumerate(roots):
         if root is None or id(root) not in written:
             continue
@@ -94,5 +117,7 @@ def fill_record(info, args, record):
         record[at + GS_READERS] = shadow.readers(origin)
         record[at + GS_HEADER] = shadow.address
         record[at + GS_OWNER] = owners.setdefault(id(root), i)
+        shadows.append(shadow)
+    record.shadows = shadows              # (for launch_ended)
     return record
 

@@ -139,7 +139,7 @@ def _global_other(word):
 
 def watch(command, info, record):
     """Report the record's finding once `command` (a launch of `info` with it) has ended."""
-    command.add_hook(lambda: _report(info, record))
+    command.add_hook(lambda: (_report(info, record), check_shadows.launch_ended(record)))
 
 
 def _report(info, record):
