@@ -24,6 +24,8 @@ _madvise = None
 # so nothing is lost). Programs that keep many buffers (pyopencl's tests) stay within memory;
 # a few large ones keep their pages from launch to launch (page faults cost as much as a kernel).
 KEEP_BYTES = 2 << 30
+# Buffers larger than this are not race-checked (their shadow alone would be 8 times as large).
+LARGEST_CHECKED = 256 << 20
 _mapped = 0
 _lock = threading.Lock()              # (a shadow made twice: a record would hold a dead one)
 
@@ -109,7 +111,7 @@ def fill_record(info, args, record):
     written = {id(root) for (root, _), arg in zip(roots, info.args) if root is not None and arg.written}
     owners, shadows = {}, []
     for i, (root, origin) in enumerate(roots):
-        if root is None or id(root) not in written:
+        if root is None or id(root) not in written or root.size > LARGEST_CHECKED:
             continue
         shadow = shadow_of(root)
         at = rec_global_shadow(n, i)
