@@ -339,6 +339,10 @@ __kernel void one_writer(__global int *a, __global const int *who) {
     if (get_global_id(0) == (size_t)who[0]) a[0] += 1;
 }
 __kernel void counted(__global int *a) { atomic_inc(a); atomic_add(a + 1, 2); }
+__kernel void scatter(__global float *b, __global const int *i, __global const float *c) {
+    size_t k = get_global_id(0);
+    b[i[k]] = c[i[k]];            /* repeated indices, equal values: the same outcome in any order */
+}
 __kernel void same_item(__global int *a) {
     size_t i = get_global_id(0);
     a[i] = 1;
@@ -349,8 +353,9 @@ __kernel void same_item(__global int *a) {
 
 def test_global_races_found_and_not_invented():
     """PYPLAT_CHECK=races on __global memory: byte-per-work-item writes, a group ordered by
-    barriers, atomics, one work-item's own accesses and the same accesses from two launches (of
-    one kernel object, one check record) are no race; a read of another group's write is."""
+    barriers, atomics, one work-item's own accesses, writes of the value already there and the
+    same accesses from two launches (of one kernel object, one check record) are no race; a
+    read of another group's write is."""
     p = run_script('''
         G = cl.Program(ctx, %r).build()
         c = cl.Buffer(ctx, mf.READ_WRITE, 1024)
@@ -360,6 +365,8 @@ def test_global_races_found_and_not_invented():
         print("same_item", status(G.same_item(q, (N,), (64,), a)))
         cl.enqueue_fill_buffer(q, a, np.int32(0), 0, 4 * N)
         print("counted", status(G.counted(q, (N,), (64,), a)))
+        idx = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=(np.arange(N) %% 7).astype(np.int32))
+        print("scatter", status(G.scatter(q, (N,), (64,), c, idx, a)))
         r = np.empty(N, np.int32); cl.enqueue_copy(q, r, a)
         print("counts", int(r[0]), int(r[1]))
         who = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.zeros(1, np.int32))
@@ -372,7 +379,7 @@ def test_global_races_found_and_not_invented():
         print("cross_group", status(G.cross_group(q, (N,), (64,), a)))
     ''' % GLOBAL_RACES, {"PYPLAT_CHECK": "bounds,races", "PYPLAT_WORKERS": "1"})
     out = p.stdout.split("\n")
-    for line in ("bytes 0", "neighbours 0", "same_item 0", "counted 0", "counts 256 512",
+    for line in ("bytes 0", "neighbours 0", "same_item 0", "counted 0", "scatter 0", "counts 256 512",
                  "one_writer [0, 0, 0, 0, 0]", "cross_group -5"):
         assert line in out, p.stdout
     found = findings(p.stderr)

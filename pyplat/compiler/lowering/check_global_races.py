@@ -113,9 +113,12 @@ def prepare(table, g, frame, at, hint):
             inv(b.load(_word(b, frame, FR_OBJECTS + 3 * hint[1]), typ=I64, align=8)))
 
 
-def access(table, g, frame, at, p, size, prepared, site, write):
+def access(table, g, frame, at, p, size, prepared, site, write, value=None):
     """The races check of a __global access of `size` bytes at p (an i64) inside the kernel
-    argument whose shadow `prepare` loaded (its inline bounds check passed)."""
+    argument whose shadow `prepare` loaded (its inline bounds check passed). value: what a
+    store writes, where known: a write that leaves the bytes as they are conflicts with nobody
+    (the outcome is the same in any order: pyopencl's scatter `b[i] = c` with repeated indices
+    and equal values)."""
     b = g.b
     inv = table._invariant
     serial, writers, readers, base = prepared
@@ -144,7 +147,7 @@ def access(table, g, frame, at, p, size, prepared, site, write):
         slot = _word(b, frame, at + _SLOTS + len(slots))
         slots.append((site, size))
         _slot_check(b, wp, rp, size, write, args, b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2])))),
-                    rel, slot)
+                    rel, slot, _unchanged(b, p, size, value) if write else None)
         b.branch(done_bb)
         b.position_at_end(done_bb)
         return
@@ -181,7 +184,23 @@ def access(table, g, frame, at, p, size, prepared, site, write):
     b.position_at_end(done_bb)
 
 
-def _slot_check(b, wp, rp, size, write, args, lin, rel, slot):
+def _unchanged(b, p, size, value):
+    """i1: the memory at p already holds the bytes of `value` (None where not comparable)."""
+    t = getattr(value, "type", None)
+    scalar = t.element if isinstance(t, ir.VectorType) else t
+    if not isinstance(scalar, (ir.IntType, ir.HalfType, ir.FloatType, ir.DoubleType)):
+        return None
+    width = ir.IntType(8 * size)
+    bits = (t.count if isinstance(t, ir.VectorType) else 1) * \
+        (scalar.width if isinstance(scalar, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32,
+                                                               ir.DoubleType: 64}[type(scalar)])
+    if bits != 8 * size:
+        return None
+    mine = value if isinstance(t, ir.IntType) else b.bitcast(value, width)
+    return b.icmp_unsigned("==", b.load(b.inttoptr(p, PTR), typ=width, align=1), mine)
+
+
+def _slot_check(b, wp, rp, size, write, args, lin, rel, slot, unchanged=None):
     """The tags of an access's bytes compared as one vector and set; a conflict (a branch to a
     block of this function, not a call) goes into the site's slot as a max."""
     vt = ir.VectorType(I32, size)
@@ -204,8 +223,10 @@ def _slot_check(b, wp, rp, size, write, args, lin, rel, slot):
     fn = b.function
     hit_bb = fn.append_basic_block("check.grace.hit")
     on_bb = fn.append_basic_block("check.grace.on")
-    b.cbranch(b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(size)), ir.Constant(ir.IntType(size), 0)),
-              hit_bb, on_bb)
+    any_hit = b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(size)), ir.Constant(ir.IntType(size), 0))
+    if unchanged is not None:
+        any_hit = b.and_(any_hit, b.not_(unchanged))
+    b.cbranch(any_hit, hit_bb, on_bb)
     b.position_at_end(hit_bb)
 
     def lanes(tags, lane_hit, w_bit):

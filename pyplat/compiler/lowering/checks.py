@@ -272,7 +272,7 @@ class CheckTable:
         self.sites.append([fname, line, col, access, size, name, space])
         return len(self.sites) - 1
 
-    def guard(self, g, ptr, size, space, hint, site, access_fn, zero=None, write=False, atomic=False):
+    def guard(self, g, ptr, size, space, hint, site, access_fn, zero=None, write=False, atomic=False, value=None):
         """Emit access_fn() (which returns the loaded value, or None for a store) only when
         [ptr, ptr + size) is inside an object; a load yields `zero` otherwise. `__local`
         accesses also go through the shadow checks (check_shadow.py); an atomic one only counts
@@ -339,7 +339,7 @@ class CheckTable:
             b.cbranch(ok, do_bb, join_bb)
         if ok_bb is not do_bb:
             b.position_at_end(ok_bb)
-            check_global_races.access(self, g, frame, races_at, p, size, race, site, write)
+            check_global_races.access(self, g, frame, races_at, p, size, race, site, write, value)
             b.branch(do_bb)
         b.position_at_end(do_bb)
         if space == "local" and check_shadow.wanted(self.mg.checks):
@@ -400,7 +400,7 @@ class CheckTable:
         space, hint, _ = lv.check
         site = self._site_of(g, lv, "write")
         self.guard(g, lv.ptr, lv.type.size, space, hint, site,
-                   lambda: g.store(v, lv.ptr, lv.type, lv.align), write=True)
+                   lambda: g.store(v, lv.ptr, lv.type, lv.align), write=True, value=v)
 
     def zeros(self, size):
         """A constant of `size` zero bytes (what a struct read outside its object reads)."""
