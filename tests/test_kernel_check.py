@@ -102,6 +102,9 @@ __kernel void divide_by_zero(__global int *out, __global const int *in, int d) {
     size_t i = get_global_id(0);
     out[i] = in[i] / (d - (int)(i == 77));
 }
+__kernel void global_counter_race(__global int *hits) {
+    hits[0] += 1;
+}
 __kernel void add_one(__global int *o) { o[get_global_id(0)] += 1; }
 """
 
@@ -159,6 +162,10 @@ CASES = {
         ["data race: write after another work-item's read of 4 bytes at offset 128 of __local variable "
          "'tile' (256 bytes) (other work-item: local linear id 31, since the last barrier)",
          "global (32, 0, 0) local (32, 0, 0)"], "tile[l] = (int)l;", "races"),
+    "global_counter_race": (        # every work-item, no atomics: the first one after another's
+        "ev = prg.global_counter_race(q, (N,), (64,), out)",
+        ["data race: read after another work-item's write of 4 bytes at offset 0 of __global argument "
+         "'hits' (1024 bytes) (other work-item: "], "hits[0] += 1;", "races"),
     "uninit_local_read": (
         "ev = prg.uninit_local_read(q, (N,), (64,), out)",
         ["use of a value read from uninitialised __local memory (read at <source>:",
@@ -310,3 +317,73 @@ def test_checked_kernels_are_another_cache_entry(tmp_path):
     checked = run_script(body, cache)
     assert findings(plain.stderr) == [] and len(findings(checked.stderr)) == 1, checked.stderr
     assert "status -5" in checked.stdout
+
+
+GLOBAL_RACES = r"""
+__kernel void bytes(__global char *out) { out[get_global_id(0)] = (char)get_global_id(0); }
+__kernel void neighbours(__global int *a) {
+    size_t l = get_local_id(0);
+    a[l] = (int)l;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    int v = a[(l + 1) % get_local_size(0)];
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    a[l] = v;
+}
+__kernel void cross_group(__global int *a) {
+    size_t i = get_global_id(0);
+    a[i] = 1;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (get_group_id(0) == 2 && get_local_id(0) == 5) a[i] = a[3];
+}
+__kernel void one_writer(__global int *a, __global const int *who) {
+    if (get_global_id(0) == (size_t)who[0]) a[0] += 1;
+}
+__kernel void counted(__global int *a) { atomic_inc(a); atomic_add(a + 1, 2); }
+__kernel void scatter(__global float *b, __global const int *i, __global const float *c) {
+    size_t k = get_global_id(0);
+    b[i[k]] = c[i[k]];            /* repeated indices, equal values: the same outcome in any order */
+}
+__kernel void same_item(__global int *a) {
+    size_t i = get_global_id(0);
+    a[i] = 1;
+    a[i] += a[i];
+}
+"""
+
+
+def test_global_races_found_and_not_invented():
+    """PYPLAT_CHECK=races on __global memory: byte-per-work-item writes, a group ordered by
+    barriers, atomics, one work-item's own accesses, writes of the value already there and the
+    same accesses from two launches (of one kernel object, one check record) are no race; a
+    read of another group's write is."""
+    p = run_script('''
+        G = cl.Program(ctx, %r).build()
+        c = cl.Buffer(ctx, mf.READ_WRITE, 1024)
+        print("bytes", status(G.bytes(q, (1024,), (64,), c)))
+        a = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(N, np.int32))
+        print("neighbours", status(G.neighbours(q, (64,), (64,), a)))
+        print("same_item", status(G.same_item(q, (N,), (64,), a)))
+        cl.enqueue_fill_buffer(q, a, np.int32(0), 0, 4 * N)
+        print("counted", status(G.counted(q, (N,), (64,), a)))
+        idx = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=(np.arange(N) %% 7).astype(np.int32))
+        print("scatter", status(G.scatter(q, (N,), (64,), c, idx, a)))
+        r = np.empty(N, np.int32); cl.enqueue_copy(q, r, a)
+        print("counts", int(r[0]), int(r[1]))
+        who = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.zeros(1, np.int32))
+        k = cl.Kernel(G, "one_writer"); k.set_args(a, who)
+        evs = []
+        for w in (0, 5, 70, 200, 0):
+            cl.enqueue_copy(q, who, np.array([w], np.int32))
+            evs.append(cl.enqueue_nd_range_kernel(q, k, (N,), (64,)))
+        print("one_writer", [status(e) for e in evs])
+        print("cross_group", status(G.cross_group(q, (N,), (64,), a)))
+    ''' % GLOBAL_RACES, {"PYPLAT_CHECK": "bounds,races", "PYPLAT_WORKERS": "1"})
+    out = p.stdout.split("\n")
+    for line in ("bytes 0", "neighbours 0", "same_item 0", "counted 0", "scatter 0", "counts 256 512",
+                 "one_writer [0, 0, 0, 0, 0]", "cross_group -5"):
+        assert line in out, p.stdout
+    found = findings(p.stderr)
+    assert len(found) == 1, p.stderr
+    assert "kernel 'cross_group' work-item global (133, 0, 0) local (5, 0, 0): data race: read after another " \
+           "work-item's write of 4 bytes at offset 12 of __global argument 'a' (1024 bytes) (other work-item: " \
+           "work-group linear id 0, local linear id 3)" in found[0], found[0]

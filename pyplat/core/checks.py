@@ -18,7 +18,9 @@ from pyplat.compiler.lowering.check_layout import (KIND_BOUNDS, KIND_DIVZERO, KI
                                                    KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_FOUND,
                                                    REC_GLOBAL_ID, REC_HEADER, REC_KIND, REC_LOCAL_ID,
                                                    REC_LOCAL_TOTAL, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE)
+from pyplat.compiler.lowering.check_layout import OTHER_EXACT, OTHER_SAME_GROUP, TAG_FLAT_BITS
 from pyplat.compiler.lowering.check_shadow import shadow_factor as _factor
+from pyplat.core import check_shadows
 
 findings = []                  # every Finding of this process, oldest first
 _lock = threading.Lock()
@@ -30,15 +32,18 @@ class Finding:
     (`object`: argument or variable name, None where the pointer's origin is unknown, and its
     address `space`), the offset from the object's start (the address where unknown) and the
     access's size in bytes; `object_size` where known; for a data race, `other`: the local
-    linear id of the other work-item (same barrier interval, same bytes). For a use of a value
+    linear id of the other work-item (same barrier interval, same bytes); for one on __global
+    memory, `other_group`: the other work-item's work-group linear id, "same" for this
+    work-item's group, None where unknown (`other` is then None too). For a use of a value
     read from uninitialised __local memory: `use` (what the work-item did with it: "branch",
     "address", "store", "control": a store done under an `if` on it), the use's place in file/line/column (for a store, the
     __global object in object/space), and `origin`: (file, line, column, variable) of the read."""
     __slots__ = ("kind", "kernel", "global_id", "local_id", "file", "line", "column", "object",
-                 "object_kind", "space", "offset", "size", "object_size", "other", "use", "origin")
+                 "object_kind", "space", "offset", "size", "object_size", "other", "other_group", "use",
+                 "origin")
 
     def __init__(self, **fields):
-        self.use = self.origin = None
+        self.use = self.origin = self.other_group = None
         for name, value in fields.items():
             setattr(self, name, value)
 
@@ -59,7 +64,13 @@ class Finding:
             size = "" if self.object_size is None else " (%d bytes)" % self.object_size
             what = "offset %d of __%s %s '%s'%s" % (self.offset, self.space, self.object_kind,
                                                   self.object, size)
-        if self.other is not None:
+        if self.space == "global" and self.kind.startswith("data race"):
+            what += " (other work-item: %s)" % (
+                "of another work-group" if self.other_group is None else
+                "local linear id %d of the same work-group, no barrier between" % self.other
+                if self.other_group == "same" else
+                "work-group linear id %d, local linear id %d" % (self.other_group, self.other))
+        elif self.other is not None:
             what += " (other work-item: local linear id %d, since the last barrier)" % self.other
         return "kernel '%s' work-item %s: %s of %d bytes at %s, at %s:%d:%d" % (
             self.kernel, where, self.kind, self.size, what, self.file, self.line, self.column)
@@ -79,6 +90,15 @@ _USES = {"branch": "a branch on it", "address": "an address computed from it",
 
 def is_checked(info):
     return getattr(info, "check", None) is not None
+
+
+def hidden_arguments(info):
+    """The argument kinds (core/kernel.py, LaunchShape) a checked kernel has after its own: its
+    check record's address; under races, a by-value launch state each command copies (a word,
+    then one per argument: compiler/lowering/check_global_races.py)."""
+    if not is_checked(info):
+        return []
+    return ["global"] + ([8 * (1 + len(info.args))] if "races" in info.check.get("kinds", ()) else [])
 
 
 def shadow_factor(info):
@@ -106,13 +126,15 @@ def kernel_local_size(info, scratch_size):
 def new_record(info, args):
     """A check record for a launch plan of the kernel `info` with argument values `args`
     (core/kernel.py: ("mem", buffer) | ("local", size) | ("value", bytes))."""
-    record = (ctypes.c_uint64 * (REC_HEADER + max(len(args), 1)))()
+    record = (ctypes.c_uint64 * max(check_shadows.record_words(len(args)), REC_HEADER + 1))()
     for i, arg in enumerate(args):
         kind, value = arg
         if kind == "mem" and value is not None:
             record[REC_HEADER + i] = value.size
         elif kind == "local":
             record[REC_HEADER + i] = value
+    if "races" in info.check.get("kinds", ()):
+        check_shadows.fill_record(info, args, record)
     return record
 
 
@@ -134,9 +156,21 @@ def _object_words(objects, name):
     return "%s '%s'" % (kind, name)
 
 
+def _global_other(word):
+    """(local linear id, group linear id or "same") of a __global race's other work-item from
+    the record's word (compiler/lowering/check_layout.py), (None, None) where not known."""
+    low = word & ((1 << TAG_FLAT_BITS) - 1)
+    volume = (word >> TAG_FLAT_BITS) & 0x3FFFF
+    if word & OTHER_SAME_GROUP:
+        return low, "same"
+    if word & OTHER_EXACT and volume:
+        return low % volume, low // volume
+    return None, None
+
+
 def watch(command, info, record):
     """Report the record's finding once `command` (a launch of `info` with it) has ended."""
-    command.add_hook(lambda: _report(info, record))
+    command.add_hook(lambda: (_report(info, record), check_shadows.launch_ended(record)))
 
 
 def _report(info, record):
@@ -160,13 +194,17 @@ def _report(info, record):
         if kind == KIND_UNDEFINED_USE:       # REC_OTHER: the site of the read
             o_file, o_line, o_column, _, _, o_name, o_space = sites[record[REC_OTHER]]
             origin = (o_file, o_line, o_column, None if o_name is None else _object_words(objects, o_name))
+        other, other_group = record[REC_OTHER], None
+        if kind not in (KIND_WRITE_WRITE, KIND_WRITE_AFTER_READ, KIND_READ_AFTER_WRITE):
+            other = None
+        elif space == "global":
+            other, other_group = _global_other(other)
         finding = Finding(kind=_KINDS[kind].replace("ACCESS", access), kernel=info.name,
                           global_id=tuple(record[REC_GLOBAL_ID:REC_GLOBAL_ID + 3]),
                           local_id=tuple(record[REC_LOCAL_ID:REC_LOCAL_ID + 3]), file=file, line=line,
                           column=column, object=name, object_kind=object_kind, space=space,
                           offset=_signed(record[REC_OFFSET]), size=record[REC_SIZE], object_size=object_size,
-                          other=record[REC_OTHER] if kind in (KIND_WRITE_WRITE, KIND_WRITE_AFTER_READ,
-                                                                KIND_READ_AFTER_WRITE) else None,
+                          other=other, other_group=other_group,
                           use=access if origin is not None else None, origin=origin)
         record[REC_FOUND] = 0
         findings.append(finding)

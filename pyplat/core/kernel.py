@@ -33,9 +33,10 @@ class LaunchShape:
                  "sizes", "fast", "n_args")
 
     def __init__(self, info, context):
-        # a checked kernel (PYPLAT_CHECK) has a hidden last argument: its check record's address
+        # a checked kernel (PYPLAT_CHECK) has hidden arguments after its own: its check record's
+        # address (and, for races, a launch-state cell: core/checks.py, hidden_arguments)
         kinds = [arg.kind if arg.kind in ("global", "constant", "local") else max(arg.size, 1)
-                 for arg in info.args] + (["global"] if checks.is_checked(info) else [])
+                 for arg in info.args] + checks.hidden_arguments(info)
         n = self.n_args = len(kinds)
         cells, offset = [], 8 * max(n, 1)
         for kind in kinds:
@@ -83,7 +84,7 @@ class Kernel(RefCounted):
         # Per argument: ("mem", Buffer or None) | ("local", size) | ("value", bytes)
         self.args = [None] * len(info.args)
         self.shape = program.launch_shapes.get(info.name)
-        if self.shape is None or len(self.shape.cells) != len(info.args) + checks.is_checked(info):
+        if self.shape is None or len(self.shape.cells) != len(info.args) + len(checks.hidden_arguments(info)):
             self.shape = program.launch_shapes[info.name] = LaunchShape(info, program.context)
         self.geometry_cache = self.shape.geometries   # validated launch sizes (api/enqueue.py)
         self._plan = None             # launch plan for the current argument values (see plan())
@@ -241,7 +242,7 @@ class Kernel(RefCounted):
             if checks.is_checked(self.info):
                 record = checks.new_record(self.info, self.args)
                 block = bytearray(block)
-                _pack_address(block, self.shape.cells[-1], ctypes.addressof(record))
+                _pack_address(block, self.shape.cells[len(self.args)], ctypes.addressof(record))
                 block = bytes(block)
             scratch_size = (base if local_size else static_local) + local_size
             if record is not None:        # PYPLAT_CHECK=uninit, races: room for the shadows

@@ -20,3 +20,32 @@ FR_RECORD, FR_COUNT, FR_FOUND, FR_LOCAL, FR_SHADOW_UNINIT, FR_SHADOW_RACES, FR_E
 FR_UNDEFINED = 8
 FR_OBJECTS = 9
 WI_FRAME = 2                       # the frame pointer's field in the work-item state
+
+# PYPLAT_CHECK=races on __global memory (check_global_races.py, core/check_shadows.py). The
+# record's second table, after the per-argument sizes: per kernel argument GS_WORDS words, the
+# address of the writers' tag of its byte 0, of the readers' tag, its shadow's header (0: not
+# race-checked) and the index of the first argument with the same shadow (one serial each).
+GS_WRITERS, GS_READERS, GS_HEADER, GS_OWNER, GS_WORDS = range(5)
+
+
+def rec_global_shadow(n_args, index):
+    """The record's word where argument `index`'s GS_WORDS words start."""
+    return REC_HEADER + n_args + GS_WORDS * index
+
+
+# A global shadow: a header page (uses so far, the tags' length in bytes, madvise's address),
+# then a uint32 writers' tag per byte of the buffer, then a readers' tag per byte. A tag is
+# serial << TAG_SERIAL_SHIFT | (barrier epoch mod 2^8) << TAG_EPOCH_SHIFT | flat work-item id
+# mod 2^14 (group linear id * group volume + local linear id); 0: none.
+SH_USES, SH_TAG_BYTES, SH_MADVISE = 0, 1, 2
+SH_PAGE = 4096
+TAG_SERIAL_SHIFT, TAG_EPOCH_SHIFT, TAG_FLAT_BITS = 22, 14, 14
+SERIALS = (1 << (32 - TAG_SERIAL_SHIFT)) - 1      # serials 1 .. SERIALS; 0 would look like no tag
+EPOCHS = 1 << (TAG_SERIAL_SHIFT - TAG_EPOCH_SHIFT)
+# The hidden launch-state argument (a by-value cell after the record's, copied into each
+# command): word 0: 0 untaken, 1 being set up, 2 ready; then per kernel argument its serial.
+LAUNCH_STARTING, LAUNCH_READY = 1, 2
+# A global race's `other` (the record's REC_OTHER): bit 32: the other work-item is of the same
+# work-group, bits 0-13 its local linear id; else its flat id mod 2^14 there, exact where bit 33
+# is set (the launch has <= 2^14 work-items); bits 14-31: the group volume.
+OTHER_SAME_GROUP, OTHER_EXACT = 1 << 32, 1 << 33

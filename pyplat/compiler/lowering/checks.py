@@ -23,7 +23,7 @@ line, column, access, size, object) goes into the kernel's metadata.
 from llvmlite import ir
 
 from .. import abi
-from . import check_defined, check_shadow
+from . import check_defined, check_global_races, check_shadow
 from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
                            REC_GLOBAL_ID,
                            REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE,
@@ -110,7 +110,8 @@ class CheckTable:
         """In a work-group function's prologue: the frame filled, its pointer stored in `wi`.
         argument(b, args_p, i, type): workgroup.argument."""
         objects = self.kernel_objects(k)
-        frame = alloca_b.alloca(ir.ArrayType(I64, FR_OBJECTS + 3 * len(objects) + SITE_SLOTS), name="check.frame")
+        words = FR_OBJECTS + 3 * len(objects) + SITE_SLOTS + check_global_races.FRAME_WORDS
+        frame = alloca_b.alloca(ir.ArrayType(I64, words), name="check.frame")
         record = b.load(b.gep(args_p, [I64(len(k.params))], inbounds=True, source_etype=PTR), typ=PTR, align=8)
         record = b.load(record, typ=PTR, align=8)
         b.store(b.ptrtoint(record, I64), _i64p(b, frame, FR_RECORD))
@@ -133,6 +134,7 @@ class CheckTable:
         check_shadow.setup(self, b, frame, record, lm, any(space == "local" for _, _, space, _ in objects))
         b.call(self.mg.intrinsic("llvm.memset.p0.i64", VOIDT, [PTR, ir.IntType(8), I64, I1]),
                [_i64p(b, frame, FR_OBJECTS + 3 * len(objects)), ir.IntType(8)(0), I64(8 * SITE_SLOTS), I1(0)])
+        check_global_races.setup(self, k, b, frame, record, wi, args_p, FR_OBJECTS + 3 * len(objects) + SITE_SLOTS)
         b.store(frame, b.gep(wi, [I32(0), I32(WI_FRAME)], inbounds=True, source_etype=WI_TYPE))
         return frame
 
@@ -164,6 +166,7 @@ class CheckTable:
             b.position_at_end(end_bb)
         if check_defined.UNINIT in self.mg.checks:
             check_defined.report_use(self, b, frame, wi)
+        check_global_races.group_end(self, b, frame, k, wi, FR_OBJECTS + 3 * len(self._objects_of(k)) + SITE_SLOTS)
         return b.trunc(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8), I32)
 
     def report_key(self, b, frame, wi, key, site, offset, size, kind, other):
@@ -278,7 +281,7 @@ class CheckTable:
         return len(self.sites) - 1
 
     def guard(self, g, ptr, size, space, hint, site, access_fn, zero=None, write=False, atomic=False,
-              stored=None):
+              stored=None, value=None):
         """Emit access_fn() (which returns the loaded value, or None for a store) only when
         [ptr, ptr + size) is inside an object; a load yields `zero` otherwise. `__local`
         accesses also go through the shadow checks (check_shadow.py); an atomic one only counts
@@ -297,6 +300,12 @@ class CheckTable:
         bad_bb = fn.append_basic_block("check.slow")
         join_bb = fn.append_basic_block("check.join")
         base = I64(0)
+        ok_bb, race = do_bb, None   # (PYPLAT_CHECK=races: __global accesses pass a race check first)
+        if space == "global" and hint is not None and hint[0] == "frame" and not atomic and \
+                check_global_races.wanted(self.mg, g.f):
+            races_at = FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS
+            race = check_global_races.prepare(self, g, frame, races_at, hint)
+            ok_bb = fn.append_basic_block("check.global") if race is not None else do_bb
         if hint is not None:
             if hint[0] == "global":
                 base, limit = b.ptrtoint(hint[1], I64), I64(hint[2])
@@ -328,11 +337,11 @@ class CheckTable:
                 b.store(b.or_(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8),
                               b.zext(b.not_(inside), I64)), _i64p(b, frame, FR_FOUND))
                 skip_bb = b.block
-                b.cbranch(inside, do_bb, join_bb)
+                b.cbranch(inside, ok_bb, join_bb)
                 b.position_at_end(bad_bb)
                 b.unreachable()
             else:
-                b.cbranch(inside, do_bb, bad_bb)
+                b.cbranch(inside, ok_bb, bad_bb)
                 skip_bb = None
         else:
             b.branch(bad_bb)
@@ -342,6 +351,10 @@ class CheckTable:
             ok = b.call(self.slow_function(), [frame, g.wi, p, I64(size), I64(site), base, I64(SPACE_CODES[space])])
             skip_bb = b.block
             b.cbranch(ok, do_bb, join_bb)
+        if ok_bb is not do_bb:
+            b.position_at_end(ok_bb)
+            check_global_races.access(self, g, frame, races_at, p, size, race, site, write, value)
+            b.branch(do_bb)
         b.position_at_end(do_bb)
         undefined = None
         if space == "local" and check_shadow.wanted(self.mg.checks):
@@ -415,7 +428,7 @@ class CheckTable:
         elif g.defined is not None:
             stored = g.defined.of(v)
         self.guard(g, lv.ptr, lv.type.size, space, hint, site,
-                   lambda: g.store(v, lv.ptr, lv.type, lv.align), write=True, stored=stored)
+                   lambda: g.store(v, lv.ptr, lv.type, lv.align), write=True, stored=stored, value=v)
 
     def zeros(self, size):
         """A constant of `size` zero bytes (what a struct read outside its object reads)."""
@@ -452,6 +465,7 @@ class CheckTable:
         if self.slow is not None:
             self._finish_slow(constant_globals)
         check_shadow.finish(self)
+        check_global_races.finish(self)
         self.finish_report()
 
     def _finish_slow(self, constant_globals):

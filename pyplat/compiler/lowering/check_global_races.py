@@ -1,0 +1,466 @@
+"""PYPLAT_CHECK=races on `__global` memory: conflicting accesses to a buffer argument by different
+work-items of one launch (docs/tools.md, "PYPLAT_CHECK"; the core's side: core/check_shadows.py).
+
+Two accesses to a byte conflict when one writes, they are by different work-items, and nothing
+orders them: work-items of different groups never are within a launch, those of one group are
+by a barrier between the accesses (the group's barrier epoch, check_shadow.barrier: any barrier
+orders). Atomics do not race; reads alone do not; accesses through pointers of unknown origin
+are not race-checked (the bounds check scans for them: no object is known here).
+
+The core keeps a shadow per buffer (check_layout: SH_*), made once and kept, so nothing is
+cleared per launch: each launch takes a serial per shadow when its first group starts (the
+launch-state argument, a hidden by-value cell each command copies: `start`), and a tag of
+another serial is another launch's. The serial wraps every SERIALS uses of a shadow; its tags
+are dropped then (madvise). A tag packs the serial, the epoch mod 2^8 and the work-item's flat
+id mod 2^14 (check_layout). Truncations only hide races: a flat id equal mod 2^14 reads as the
+same work-item; the same group is tested as (flat - the group's first) mod 2^14 < volume, exact
+for groups of at most 2^14 items; after 2^8 barriers a group stops comparing epochs (it then
+takes its own earlier accesses as ordered).
+
+Worker threads read and write tags with plain 32-bit loads and stores, no atomics. A lost or
+stale update can only hide a race, never invent one: a finding needs a tag that another
+work-item of this launch stored for this byte, so it did access it; of another group, or of
+this group with the epoch still equal, which means no barrier came between (aligned 32-bit
+lanes are never torn).
+"""
+from llvmlite import ir
+
+from .. import abi
+from .check_layout import (EPOCHS, FR_EPOCH, FR_OBJECTS, FR_RECORD, GS_HEADER, GS_OWNER, GS_READERS, GS_WORDS,
+                           GS_WRITERS, KIND_READ_AFTER_WRITE, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE,
+                           LAUNCH_READY, LAUNCH_STARTING, OTHER_EXACT, OTHER_SAME_GROUP, SERIALS, SH_MADVISE, SH_PAGE,
+                           SH_TAG_BYTES, SH_USES, TAG_EPOCH_SHIFT, TAG_FLAT_BITS, TAG_SERIAL_SHIFT,
+                           rec_global_shadow)
+from .irbuild import I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
+
+RACES = "races"
+START = "__pyplat_check_global_start"
+RACE = "__pyplat_check_global_race"
+# after the frame's site slots: the launch state, the group's first flat id, its volume, then
+# RACE_SLOTS sites' slots: the largest key (below) of the conflicts the group's work-items found
+RACE_SLOTS = 32
+_STATE, _GROUP_FIRST, _VOLUME, _SLOTS = range(4)
+FRAME_WORDS = _SLOTS + RACE_SLOTS
+# a slot's key: (local linear id + 1) << 51 | kind code << 49 (write-write, write-after-read,
+# read-after-write) | same group << 48 | the other's local or flat id << 34 | offset mod 2^34;
+# 1 where no conflict (umax(old, 0) would fold into a select the vectoriser does not take)
+_KEY_LID, _KEY_KIND, _KEY_SAME, _KEY_OTHER, _KEY_OFFSET_BITS = 51, 49, 48, 34, 34
+FLAT_MASK = (1 << TAG_FLAT_BITS) - 1
+
+
+def _word(b, base, index):
+    return b.gep(base, [I64(index) if isinstance(index, int) else index], inbounds=True, source_etype=I64)
+
+
+def _global_args(k):
+    return [i for i, (p, info) in enumerate(zip(k.params, k.param_info))
+            if p.type.is_pointer and info["addrspace"] == "global"]
+
+
+def wanted(mg, k):
+    """Whether kernel k's launches race-check __global memory (it has a __global pointer argument)."""
+    return RACES in mg.checks and bool(_global_args(k))
+
+
+def setup(table, k, b, frame, record, wi, args_p, at):
+    """In the work-group function's prologue (after the work-item state): the launch's serials
+    taken if this is its first group (`start`), and the group's words of the frame from `at`."""
+    if not wanted(table.mg, k):
+        return
+    state = b.load(b.gep(args_p, [I64(len(k.params) + 1)], inbounds=True, source_etype=PTR), typ=PTR, align=8)
+    b.store(b.ptrtoint(state, I64), _word(b, frame, at + _STATE))
+    ready = b.load_atomic(state, "acquire", 8, typ=I64)
+    fn = b.function
+    start_bb = fn.append_basic_block("check.launch.start")
+    on_bb = fn.append_basic_block("check.launch")
+    b.cbranch(b.icmp_unsigned("==", ready, I64(LAUNCH_READY)), on_bb, start_bb)
+    b.position_at_end(start_bb)
+    b.call(start_function(table), [state, record, I64(len(k.params))])
+    b.branch(on_bb)
+    b.position_at_end(on_bb)
+    slots = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+
+    def slot(i):
+        return b.load(b.gep(slots, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE), typ=I64, align=8)
+    ng = [slot(abi.CTX_NUM_GROUPS + d) for d in range(2)]
+    gid = [slot(abi.CTX_GROUP_ID + d) for d in range(3)]
+    ls = [slot(abi.CTX_LOCAL_SIZE + d) for d in range(3)]
+    volume = b.mul(b.mul(ls[0], ls[1]), ls[2])
+    group = b.add(gid[0], b.mul(ng[0], b.add(gid[1], b.mul(ng[1], gid[2]))))
+    b.store(b.and_(b.mul(group, volume), I64(FLAT_MASK)), _word(b, frame, at + _GROUP_FIRST))
+    b.store(volume, _word(b, frame, at + _VOLUME))
+    for j in range(RACE_SLOTS):
+        b.store(I64(0), _word(b, frame, at + _SLOTS + j))
+
+
+def prepare(table, g, frame, at, hint):
+    """Before an access's bounds check: the loads of what its race check needs, made where
+    every work-item makes them, so that LLVM hoists them out of the loop over work-items (in
+    the checked branch they would be made per access). None: the object is no argument."""
+    key = table._objects_of(g.f)[hint[1]][0]
+    params = list(g.f.params)
+    if key not in params:
+        return None
+    index = params.index(key)
+    b = g.b
+    inv = table._invariant
+    record = b.inttoptr(inv(b.load(_word(b, frame, FR_RECORD), typ=I64, align=8)), PTR)
+    words = rec_global_shadow(len(params), index)
+    state = b.inttoptr(inv(b.load(_word(b, frame, at + _STATE), typ=I64, align=8)), PTR)
+    return (inv(b.load(_word(b, state, 1 + index), typ=I64, align=8)),
+            inv(b.load(_word(b, record, words + GS_WRITERS), typ=I64, align=8)),
+            inv(b.load(_word(b, record, words + GS_READERS), typ=I64, align=8)),
+            inv(b.load(_word(b, frame, FR_OBJECTS + 3 * hint[1]), typ=I64, align=8)))
+
+
+def access(table, g, frame, at, p, size, prepared, site, write, value=None):
+    """The races check of a __global access of `size` bytes at p (an i64) inside the kernel
+    argument whose shadow `prepare` loaded (its inline bounds check passed). value: what a
+    store writes, where known: a write that leaves the bytes as they are conflicts with nobody
+    (the outcome is the same in any order: pyopencl's scatter `b[i] = c` with repeated indices
+    and equal values)."""
+    b = g.b
+    inv = table._invariant
+    serial, writers, readers, base = prepared
+    checked_bb = g.fn.append_basic_block("check.grace")
+    done_bb = g.fn.append_basic_block("check.grace.done")
+    b.cbranch(b.icmp_unsigned("!=", serial, I64(0)), checked_bb, done_bb)
+    b.position_at_end(checked_bb)
+    rel = b.sub(p, base)
+    wp = b.gep(b.inttoptr(writers, PTR), [rel], source_etype=I32)
+    rp = b.gep(b.inttoptr(readers, PTR), [rel], source_etype=I32)
+    first = inv(b.load(_word(b, frame, at + _GROUP_FIRST), typ=I64, align=8))
+    volume = inv(b.load(_word(b, frame, at + _VOLUME), typ=I64, align=8))
+    ls = [g.wi_slot(abi.CTX_LOCAL_SIZE + d) for d in range(2)]
+    lid = [g.wi_slot(WI_LID + d) for d in range(3)]
+    flat = b.and_(b.add(first, b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2]))))), I64(FLAT_MASK))
+    epoch = b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8)
+    # same-epoch compares only while the epoch fits its bits (then: same group = ordered)
+    limit = b.select(b.icmp_unsigned("<", epoch, I64(EPOCHS)), I64(1 << TAG_EPOCH_SHIFT), I64(0))
+    me = b.or_(b.or_(b.shl(serial, I64(TAG_SERIAL_SHIFT)), b.shl(b.and_(epoch, I64(EPOCHS - 1)),
+                                                                   I64(TAG_EPOCH_SHIFT))), flat)
+    args = [b.trunc(v, I32) for v in (me, first, volume, limit)]
+    slots = table.__dict__.setdefault("global_race_slots", {}).setdefault(g.f.name, [])
+    if size <= 16 and len(slots) < RACE_SLOTS:
+        # no call: a call in the loop over work-items would keep `wi` in memory and the loop
+        # scalar; the conflict goes into the site's slot, which group_end reports
+        slot = _word(b, frame, at + _SLOTS + len(slots))
+        slots.append((site, size))
+        _slot_check(b, wp, rp, size, write, args, b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2])))),
+                    rel, slot, _unchanged(b, p, size, value) if write else None)
+        b.branch(done_bb)
+        b.position_at_end(done_bb)
+        return
+    if size > 16:
+        b.call(race_function(table), [frame, g.wi, wp, rp, I64(size), I64(int(write)), I64(site), rel] + args)
+        b.branch(done_bb)
+        b.position_at_end(done_bb)
+        return
+    vt = ir.VectorType(I32, size)
+
+    def splat(v):
+        return b.shuffle_vector(b.insert_element(ir.Constant(vt, ir.Undefined), v, I32(0)),
+                                ir.Constant(vt, ir.Undefined), ir.Constant(vt, [0] * size))
+
+    def const(c):
+        return ir.Constant(vt, [c] * size)
+    me_v, first_v, volume_v, limit_v = (splat(v) for v in args)
+
+    def conflicts(tags):
+        return _conflict(b, tags, me_v, first_v, volume_v, limit_v, const)
+    hit = conflicts(b.load(wp, typ=vt, align=4))
+    if write:
+        hit = b.or_(hit, conflicts(b.load(rp, typ=vt, align=4)))
+    any_hit = b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(size)), ir.Constant(ir.IntType(size), 0))
+    slow_bb = g.fn.append_basic_block("check.grace.race")
+    tag_bb = g.fn.append_basic_block("check.grace.tag")
+    b.cbranch(any_hit, slow_bb, tag_bb)
+    b.position_at_end(slow_bb)
+    b.call(race_function(table), [frame, g.wi, wp, rp, I64(size), I64(int(write)), I64(site), rel] + args)
+    b.branch(done_bb)
+    b.position_at_end(tag_bb)
+    b.store(me_v, wp if write else rp, align=4)
+    b.branch(done_bb)
+    b.position_at_end(done_bb)
+
+
+def _unchanged(b, p, size, value):
+    """i1: the memory at p already holds the bytes of `value` (None where not comparable)."""
+    t = getattr(value, "type", None)
+    scalar = t.element if isinstance(t, ir.VectorType) else t
+    if not isinstance(scalar, (ir.IntType, ir.HalfType, ir.FloatType, ir.DoubleType)):
+        return None
+    width = ir.IntType(8 * size)
+    bits = (t.count if isinstance(t, ir.VectorType) else 1) * \
+        (scalar.width if isinstance(scalar, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32,
+                                                               ir.DoubleType: 64}[type(scalar)])
+    if bits != 8 * size:
+        return None
+    mine = value if isinstance(t, ir.IntType) else b.bitcast(value, width)
+    return b.icmp_unsigned("==", b.load(b.inttoptr(p, PTR), typ=width, align=1), mine)
+
+
+def _slot_check(b, wp, rp, size, write, args, lin, rel, slot, unchanged=None):
+    """The tags of an access's bytes compared as one vector and set; a conflict (a branch to a
+    block of this function, not a call) goes into the site's slot as a max."""
+    vt = ir.VectorType(I32, size)
+
+    def splat(v):
+        return b.shuffle_vector(b.insert_element(ir.Constant(vt, ir.Undefined), v, I32(0)),
+                                ir.Constant(vt, ir.Undefined), ir.Constant(vt, [0] * size))
+
+    def const(c):
+        return ir.Constant(vt, [c] * size)
+    me_v, first_v, volume_v, limit_v = (splat(v) for v in args)
+    w = b.load(wp, typ=vt, align=4)
+    w_hit = _conflict(b, w, me_v, first_v, volume_v, limit_v, const)
+    hit = w_hit
+    if write:
+        r = b.load(rp, typ=vt, align=4)
+        r_hit = _conflict(b, r, me_v, first_v, volume_v, limit_v, const)
+        hit = b.or_(w_hit, r_hit)
+    b.store(me_v, wp if write else rp, align=4)
+    fn = b.function
+    hit_bb = fn.append_basic_block("check.grace.hit")
+    on_bb = fn.append_basic_block("check.grace.on")
+    any_hit = b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(size)), ir.Constant(ir.IntType(size), 0))
+    if unchanged is not None:
+        any_hit = b.and_(any_hit, b.not_(unchanged))
+    b.cbranch(any_hit, hit_bb, on_bb)
+    b.position_at_end(hit_bb)
+
+    def lanes(tags, lane_hit, w_bit):
+        """Per byte: hit << 31 | writer's << 30 | same group << 14 | the other's id, or 0."""
+        in_group = b.and_(b.sub(tags, first_v), const(FLAT_MASK))
+        same = b.icmp_unsigned("<", in_group, volume_v)
+        other = b.select(same, b.or_(in_group, const(1 << 14)), b.and_(tags, const(FLAT_MASK)))
+        return b.select(lane_hit, b.or_(other, const((1 << 31) | w_bit)), const(0))
+    value = lanes(w, w_hit, 1 << 30)
+    if write:
+        value = b.select(w_hit, value, lanes(r, r_hit, 0))        # (a writer's hit first)
+    best = b.call(_reduce_umax(b, size), [value]) if size > 1 else b.extract_element(value, I32(0))
+    best = b.zext(best, I64)
+    code = I64(2) if not write else b.select(b.icmp_unsigned("!=", b.and_(best, I64(1 << 30)), I64(0)),
+                                             I64(0), I64(1))
+    key = b.or_(b.or_(b.shl(b.add(lin, I64(1)), I64(_KEY_LID)), b.shl(code, I64(_KEY_KIND))),
+                b.or_(b.shl(b.and_(best, I64((1 << 15) - 1)), I64(_KEY_OTHER)),
+                      b.and_(rel, I64((1 << _KEY_OFFSET_BITS) - 1))))
+    old = b.load(slot, typ=I64, align=8)
+    b.store(b.select(b.icmp_unsigned(">", key, old), key, old), slot)
+    b.branch(on_bb)
+    b.position_at_end(on_bb)
+
+
+def _reduce_umax(b, size):
+    m = b.module
+    name = "llvm.vector.reduce.umax.v%di32" % size
+    fn = m.globals.get(name)
+    if fn is None:
+        fn = ir.Function(m, ir.FunctionType(I32, [ir.VectorType(I32, size)]), name=name)
+    return fn
+
+
+def group_end(table, b, frame, k, wi, at):
+    """At the work-group function's end: each race slot's conflict reported (through a copy of
+    the work-item state holding the work-item's ids: `wi` itself is passed to no call)."""
+    slots = table.__dict__.get("global_race_slots", {}).get(k.name, [])
+    if not slots:
+        return
+    fn = b.function
+    end_bb = fn.append_basic_block("check.grace.end")
+    wis = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+
+    def slot(base, i):
+        return b.gep(base, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE)
+    for j, (site, size) in enumerate(slots):
+        key = b.load(_word(b, frame, at + _SLOTS + j), typ=I64, align=8)
+        found_bb = fn.append_basic_block("check.grace.site")
+        next_bb = fn.append_basic_block("check.grace.site.next")
+        b.cbranch(b.icmp_unsigned(">=", key, I64(1 << _KEY_LID)), found_bb, next_bb)
+        b.position_at_end(found_bb)
+        copy = b.alloca(WI_TYPE, name="check.grace.wi")
+        cs = b.gep(copy, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+        for i in [abi.CTX_GROUP_ID + d for d in range(3)] + [abi.CTX_LOCAL_SIZE + d for d in range(3)] + \
+                [abi.CTX_GLOBAL_OFFSET + d for d in range(3)]:
+            b.store(b.load(slot(wis, i), typ=I64, align=8), slot(cs, i))
+        lin = b.sub(b.lshr(key, I64(_KEY_LID)), I64(1))
+        lx = b.load(slot(wis, abi.CTX_LOCAL_SIZE), typ=I64, align=8)
+        ly = b.load(slot(wis, abi.CTX_LOCAL_SIZE + 1), typ=I64, align=8)
+        b.store(b.urem(lin, lx), slot(cs, WI_LID))
+        b.store(b.urem(b.udiv(lin, lx), ly), slot(cs, WI_LID + 1))
+        b.store(b.udiv(lin, b.mul(lx, ly)), slot(cs, WI_LID + 2))
+        volume = b.load(_word(b, frame, at + _VOLUME), typ=I64, align=8)
+        groups = b.mul(b.mul(b.load(slot(wis, abi.CTX_NUM_GROUPS), typ=I64, align=8),
+                             b.load(slot(wis, abi.CTX_NUM_GROUPS + 1), typ=I64, align=8)),
+                       b.load(slot(wis, abi.CTX_NUM_GROUPS + 2), typ=I64, align=8))
+        other = b.and_(b.lshr(key, I64(_KEY_OTHER)), I64(FLAT_MASK))
+        same = b.and_(b.lshr(key, I64(_KEY_SAME)), I64(1))
+        exact = b.select(b.icmp_unsigned("<=", b.mul(groups, volume), I64(FLAT_MASK + 1)), I64(OTHER_EXACT), I64(0))
+        word = b.or_(b.or_(other, b.shl(volume, I64(TAG_FLAT_BITS))),
+                     b.or_(b.shl(same, I64(32)), exact))
+        kind = b.add(I64(KIND_WRITE_WRITE), b.and_(b.lshr(key, I64(_KEY_KIND)), I64(3)))
+        offset = b.and_(key, I64((1 << _KEY_OFFSET_BITS) - 1))
+        b.call(table.report_function(), [frame, copy, I64(site), offset, I64(size), kind, word])
+        b.branch(end_bb)
+        b.position_at_end(next_bb)
+    b.branch(end_bb)
+    b.position_at_end(end_bb)
+
+
+def _conflict(b, tags, me, first, volume, limit, const):
+    """Which tags are another work-item's of this launch, unordered with me (scalars or vectors
+    alike; const(c): c in the operands' type)."""
+    x = b.xor(tags, me)
+    same_launch = b.icmp_unsigned("<", x, const(1 << TAG_SERIAL_SHIFT))
+    other_item = b.icmp_unsigned("!=", b.and_(x, const(FLAT_MASK)), const(0))
+    same_epoch = b.icmp_unsigned("<", x, limit)
+    other_group = b.icmp_unsigned(">=", b.and_(b.sub(tags, first), const(FLAT_MASK)), volume)
+    return b.and_(b.and_(same_launch, other_item), b.or_(same_epoch, other_group))
+
+
+def start_function(table):
+    """void start(launch state, record, number of kernel arguments): the launch's serials."""
+    m = table.mg.module
+    fn = m.globals.get(START)
+    if fn is None:
+        fn = ir.Function(m, ir.FunctionType(VOIDT, [PTR, PTR, I64]), name=START)
+        fn.linkage = "internal"
+        for a in ("noinline", "cold", "nounwind"):
+            fn.attributes.add(a)
+    return fn
+
+
+def race_function(table):
+    """void race(frame, wi, writers' tags, readers' tags, size, is write, site, offset, my tag,
+    the group's first flat id, its volume, the epoch limit): the cold byte loop of an access
+    whose inline compare found a conflict (or that is too large for it)."""
+    m = table.mg.module
+    fn = m.globals.get(RACE)
+    if fn is None:
+        fn = ir.Function(m, ir.FunctionType(VOIDT, [PTR, PTR, PTR, PTR, I64, I64, I64, I64, I32, I32, I32, I32]),
+                         name=RACE)
+        fn.linkage = "internal"
+        for a in ("noinline", "cold", "nounwind"):
+            fn.attributes.add(a)
+    return fn
+
+
+def finish(table):
+    """The cold functions' bodies, where used."""
+    fn = table.mg.module.globals.get(START)
+    if fn is not None and not fn.blocks:
+        _finish_start(table, fn)
+    fn = table.mg.module.globals.get(RACE)
+    if fn is not None and not fn.blocks:
+        _finish_race(table, fn)
+
+
+def _finish_start(table, fn):
+    state, record, n = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    won = b.extract_value(b.cmpxchg(state, I64(0), I64(LAUNCH_STARTING), "acq_rel", "acquire"), 1)
+    spin_bb = fn.append_basic_block("wait")
+    loop_bb = fn.append_basic_block("argument")
+    ready_bb = fn.append_basic_block("ready")
+    out_bb = fn.append_basic_block("out")
+    b.cbranch(won, loop_bb, spin_bb)
+    b.position_at_end(spin_bb)                    # another group of the launch sets it up: wait
+    b.cbranch(b.icmp_unsigned("==", b.load_atomic(state, "acquire", 8, typ=I64), I64(LAUNCH_READY)),
+              out_bb, spin_bb)
+    b.position_at_end(loop_bb)
+    i = b.phi(I64)
+    i.add_incoming(I64(0), fn.entry_basic_block)
+    words = b.add(I64(rec_global_shadow(0, 0)), b.add(n, b.mul(i, I64(GS_WORDS))))
+    header = b.load(_word(b, record, b.add(words, I64(GS_HEADER))), typ=I64, align=8)
+    owner = b.load(_word(b, record, b.add(words, I64(GS_OWNER))), typ=I64, align=8)
+    shared_bb = fn.append_basic_block("shared")
+    own_bb = fn.append_basic_block("own")
+    wrap_bb = fn.append_basic_block("wrap")
+    set_bb = fn.append_basic_block("set")
+    b.cbranch(b.or_(b.icmp_unsigned("==", header, I64(0)), b.icmp_unsigned("!=", owner, i)), shared_bb, own_bb)
+    b.position_at_end(shared_bb)                  # not checked (0), or the serial of an earlier argument
+    shared = b.select(b.icmp_unsigned("==", header, I64(0)), I64(0),
+                      b.load(_word(b, state, b.add(owner, I64(1))), typ=I64, align=8))
+    b.branch(set_bb)
+    b.position_at_end(own_bb)
+    hp = b.inttoptr(header, PTR)
+    uses = b.atomic_rmw("add", _word(b, hp, SH_USES), I64(1), "monotonic")
+    turn = b.urem(uses, I64(SERIALS))
+    next_serial = b.add(turn, I64(1))
+    b.cbranch(b.and_(b.icmp_unsigned("==", turn, I64(0)), b.icmp_unsigned("!=", uses, I64(0))), wrap_bb, set_bb)
+    b.position_at_end(wrap_bb)                   # the serials start again: the old tags dropped
+    madvise = b.load(_word(b, hp, SH_MADVISE), typ=I64, align=8)
+    length = b.load(_word(b, hp, SH_TAG_BYTES), typ=I64, align=8)
+    _call_madvise(b, madvise, hp, length)
+    b.branch(set_bb)
+    b.position_at_end(set_bb)
+    serial = b.phi(I64)
+    serial.add_incoming(shared, shared_bb)
+    serial.add_incoming(next_serial, own_bb)
+    serial.add_incoming(I64(1), wrap_bb)
+    b.store(serial, _word(b, state, b.add(i, I64(1))))
+    nxt = b.add(i, I64(1))
+    i.add_incoming(nxt, set_bb)
+    b.cbranch(b.icmp_unsigned("<", nxt, n), loop_bb, ready_bb)
+    b.position_at_end(ready_bb)
+    b._insert(ir.instructions.StoreAtomicInstr(b.block, I64(LAUNCH_READY), state, "release", 8))   # (opaque ptr)
+    b.branch(out_bb)
+    b.position_at_end(out_bb)
+    b.ret_void()
+
+
+def _call_madvise(b, address, hp, length):
+    """madvise(tags, length, MADV_DONTNEED) through the address the core put in the header
+    (`address`, an i64): anonymous private pages read as zeros again."""
+    madvise = b.inttoptr(address, ir.FunctionType(I32, [PTR, I64, I32]).as_pointer())   # (LLVM reads: ptr)
+    b.call(madvise, [b.gep(hp, [I64(SH_PAGE)], source_etype=ir.IntType(8)), length, I32(4)])
+
+
+def _finish_race(table, fn):
+    frame, wi, wp, rp, size, is_write, site, rel, me, first, volume, limit = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    writing = b.icmp_unsigned("!=", is_write, I64(0))
+    entry = b.block
+    loop = fn.append_basic_block("bytes")
+    done = fn.append_basic_block("done")
+    b.cbranch(b.icmp_unsigned("==", size, I64(0)), done, loop)
+    b.position_at_end(loop)
+    i = b.phi(I64)
+    i.add_incoming(I64(0), entry)
+    w_at = b.gep(wp, [i], source_etype=I32)
+    r_at = b.gep(rp, [i], source_etype=I32)
+    w = b.load(w_at, typ=I32, align=4)
+    r = b.load(r_at, typ=I32, align=4)
+
+    def conflict(tag):
+        return _conflict(b, tag, me, first, volume, limit, lambda c: I32(c))
+    w_hit, r_hit = conflict(w), conflict(r)
+    kind = b.select(writing, b.select(w_hit, I64(KIND_WRITE_WRITE), I64(KIND_WRITE_AFTER_READ)),
+                    I64(KIND_READ_AFTER_WRITE))
+    hit = b.select(writing, b.or_(w_hit, r_hit), w_hit)
+    culprit = b.select(b.and_(writing, b.not_(w_hit)), r, w)
+    report_bb = fn.append_basic_block("conflict")
+    tag_bb = fn.append_basic_block("tag")
+    b.cbranch(hit, report_bb, tag_bb)
+    b.position_at_end(report_bb)
+    slots = b.gep(wi, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
+
+    def slot(j):
+        return b.load(b.gep(slots, [I64(0), I64(j)], inbounds=True, source_etype=WI_SLOTS_TYPE), typ=I64, align=8)
+    items = b.mul(b.mul(slot(abi.CTX_GLOBAL_SIZE), slot(abi.CTX_GLOBAL_SIZE + 1)), slot(abi.CTX_GLOBAL_SIZE + 2))
+    in_group = b.and_(b.sub(culprit, first), I32(FLAT_MASK))
+    same_group = b.icmp_unsigned("<", in_group, volume)
+    flat = b.zext(b.select(same_group, in_group, b.and_(culprit, I32(FLAT_MASK))), I64)   # (local id, or flat id)
+    other = b.or_(b.or_(flat, b.shl(b.zext(volume, I64), I64(TAG_FLAT_BITS))),
+                  b.or_(b.select(same_group, I64(OTHER_SAME_GROUP), I64(0)),
+                        b.select(b.icmp_unsigned("<=", items, I64(FLAT_MASK + 1)), I64(OTHER_EXACT), I64(0))))
+    b.call(table.report_function(), [frame, wi, site, rel, size, kind, other])
+    b.branch(done)
+    b.position_at_end(tag_bb)
+    b.store(me, b.select(writing, w_at, r_at), align=4)
+    nxt = b.add(i, I64(1))
+    i.add_incoming(nxt, tag_bb)
+    b.cbranch(b.icmp_unsigned("<", nxt, size), loop, done)
+    b.position_at_end(done)
+    b.ret_void()
+

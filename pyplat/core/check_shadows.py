@@ -1,0 +1,125 @@
+"""PYPLAT_CHECK=races on `__global` memory, the core's side: a shadow per buffer, and the check
+record's table of them (the kernel's side: compiler/lowering/check_global_races.py).
+
+A shadow is anonymous memory mapped without a reservation (pages no tag was written to cost
+nothing; a read of them maps the zero page): a header page, then two uint32 tags per byte of
+the buffer, the last writer's and the last reader's (check_layout: SH_*). One per buffer (a
+sub-buffer uses its parent's, from its origin), made at the first checked launch plan that
+needs it and unmapped when the buffer is destroyed, so launches clear nothing: a tag of another
+launch has another serial. Only arguments some argument of the launch writes to are checked
+(reads of a buffer nobody writes cannot race), which keeps read-only inputs free.
+"""
+import ctypes
+import mmap
+import threading
+
+from pyplat.compiler.lowering.check_layout import (GS_HEADER, GS_OWNER, GS_READERS, GS_WRITERS, SH_MADVISE,
+                                                   SH_PAGE, SH_TAG_BYTES, rec_global_shadow)
+
+_MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
+_shadows = {}                                 # id(root buffer) -> its GlobalShadow, while it lives
+_madvise = None
+# Shadows hold 8 bytes per byte of their buffers: past this many bytes of them (all buffers),
+# the tags a launch wrote are dropped when it ends (madvise; the next launch has another serial,
+# so nothing is lost). Programs that keep many buffers (pyopencl's tests) stay within memory;
+# a few large ones keep their pages from launch to launch (page faults cost as much as a kernel).
+KEEP_BYTES = 2 << 30
+# Buffers larger than this are not race-checked (their shadow alone would be 8 times as large).
+LARGEST_CHECKED = 256 << 20
+_mapped = 0
+_lock = threading.Lock()              # (a shadow made twice: a record would hold a dead one)
+
+
+def _madvise_address():
+    global _madvise
+    if _madvise is None:
+        _madvise = ctypes.cast(ctypes.CDLL(None).madvise, ctypes.c_void_p).value
+    return _madvise
+
+
+class GlobalShadow:
+    """The tags of one buffer's bytes (`address`: the header's)."""
+    __slots__ = ("map", "address", "size")
+
+    def __init__(self, size):
+        self.size = size
+        self.map = mmap.mmap(-1, SH_PAGE + 8 * max(size, 1),
+                             flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
+        view = ctypes.c_char.from_buffer(self.map)
+        self.address = ctypes.addressof(view)
+        del view                               # (no export left: the map closes with the object)
+        header = (ctypes.c_uint64 * 3).from_address(self.address)
+        header[SH_TAG_BYTES] = 8 * size
+        header[SH_MADVISE] = _madvise_address()
+
+    def writers(self, origin):
+        return self.address + SH_PAGE + 4 * origin
+
+    def readers(self, origin):
+        return self.address + SH_PAGE + 4 * (self.size + origin)
+
+
+def shadow_of(root):
+    """The buffer's shadow, made on first use and unmapped when the buffer is destroyed (its
+    last launch has ended then: launches retain their buffers)."""
+    with _lock:
+        shadow = _shadows.get(id(root))
+        if shadow is None:
+            global _mapped
+            shadow = _shadows[id(root)] = GlobalShadow(root.size)
+            _mapped += len(shadow.map)
+            root.add_destructor(lambda key=id(root): _drop(key))
+        return shadow
+
+
+def _drop(key):
+    global _mapped
+    with _lock:
+        shadow = _shadows.pop(key, None)
+        if shadow is not None:
+            _mapped -= len(shadow.map)
+    if shadow is not None:
+        shadow.map.close()
+
+
+def launch_ended(record):
+    """A launch with this record ended: past KEEP_BYTES, its shadows' tags dropped (a launch
+    still running on one of them only loses tags: races missed, none invented)."""
+    shadows = getattr(record, "shadows", ())
+    if _mapped <= KEEP_BYTES:
+        return
+    for shadow in shadows:
+        with _lock:
+            if not shadow.map.closed:          # (not unmapped meanwhile)
+                shadow.map.madvise(mmap.MADV_DONTNEED, SH_PAGE, len(shadow.map) - SH_PAGE)
+
+
+def record_words(n_args):
+    """Words of a check record for n_args arguments (the shadows' table included)."""
+    return rec_global_shadow(n_args, n_args)
+
+
+def fill_record(info, args, record):
+    """Per __global buffer argument of the launch plan (args: core/kernel.py's values) that some
+    argument writes to: its shadow's addresses, in the record's table."""
+    n = len(args)
+    roots = []
+    for arg, (kind, value) in zip(info.args, args):
+        buffer = value if kind == "mem" and arg.kind == "global" else None
+        root = None if buffer is None else (buffer.parent or buffer)
+        roots.append((root, 0 if buffer is None or buffer.parent is None else buffer.origin))
+    written = {id(root) for (root, _), arg in zip(roots, info.args) if root is not None and arg.written}
+    owners, shadows = {}, []
+    for i, (root, origin) in enumerate(roots):
+        if root is None or id(root) not in written or root.size > LARGEST_CHECKED:
+            continue
+        shadow = shadow_of(root)
+        at = rec_global_shadow(n, i)
+        record[at + GS_WRITERS] = shadow.writers(origin)
+        record[at + GS_READERS] = shadow.readers(origin)
+        record[at + GS_HEADER] = shadow.address
+        record[at + GS_OWNER] = owners.setdefault(id(root), i)
+        shadows.append(shadow)
+    record.shadows = shadows              # (for launch_ended)
+    return record
+
