@@ -102,6 +102,22 @@ def test_plain_requests_are_answered_natively_and_read_as_python_queues(env):
     assert CL.clReleaseCommandQueue(q) == 0
 
 
+def test_a_changed_inorder_knob_is_left_to_python(env, monkeypatch):
+    """PYPLAT_INORDER_PARALLEL is read when a queue is made: while it says otherwise than at
+    start-up, plain in-order queues are the Python entry's (which applies it)."""
+    ctx, dev, _ = env
+    e = I32(12345)
+    told = config.reading("PYPLAT_INORDER_PARALLEL").text           # (as the suite started)
+    for text in [t for t in ("0", "1", "0") if t != told]:
+        monkeypatch.setenv("PYPLAT_INORDER_PARALLEL", text)
+        assert native_create(ctx, dev, 0, addr(e)) == DEFER_HANDLE and e.value == 12345
+        q = native_queue(ctx, dev, OOO)                             # (its mode does not follow it)
+        assert CL.clReleaseCommandQueue(q) == 0
+    monkeypatch.undo()
+    q = native_queue(ctx, dev)
+    assert CL.clReleaseCommandQueue(q) == 0
+
+
 def test_what_is_not_plain_is_left_to_the_python_entry_untouched(env):
     ctx, dev, _ = env
     other_ctx, _ = make_context()

@@ -25,20 +25,71 @@
 from pyplat.runtime._sched cimport (driver_t, qtrack_t, Driver, qcore_new, qtrack_new, qtrack_decref,
                                     wrap_queue_core, pp_load)
 from pyplat.runtime.graph import reap
-from libc.stdlib cimport getenv
-from libc.string cimport strcmp
-
 cdef extern from *:
     """
+    #include <pthread.h>
+    #include <string.h>
+    extern char **environ;
     static char pyplat_inorder_name[64];     /* the knob the in-order mode follows */
     static char pyplat_inorder_env[64];      /* its text when the modes were told */
     static int pyplat_inorder_env_set;
     static int pyplat_queue_modes[4];        /* the runtime's ordering mode, by QUEUE_MODE_BITS */
+
+    /* Whether the knob's text is still the one told, cheap while the environment is unchanged
+       (a getenv is ~70 ns on the 2-core machine, a queue ~200): the last full look's answer is
+       kept with what shows a change -- the array, its length, the knob's entry and the last one
+       (setenv and putenv replace an entry or append one, unsetenv moves the later ones down). */
+    static pthread_mutex_t pyplat_env_lock = PTHREAD_MUTEX_INITIALIZER;
+    static char **pyplat_env_seen;
+    static long pyplat_env_n, pyplat_env_at = -1;
+    static char *pyplat_env_at_entry, *pyplat_env_last;
+    static int pyplat_env_current;
+
+    static int pyplat_modes_current(void) {
+        char **env;
+        const char *now = NULL;
+        size_t len;
+        long i, at = -1;
+        int current;
+        pthread_mutex_lock(&pyplat_env_lock);
+        env = environ;
+        if (env != NULL && env == pyplat_env_seen && env[pyplat_env_n] == NULL
+                && (pyplat_env_n == 0 || env[pyplat_env_n - 1] == pyplat_env_last)
+                && (pyplat_env_at < 0 || env[pyplat_env_at] == pyplat_env_at_entry)) {
+            current = pyplat_env_current;
+            pthread_mutex_unlock(&pyplat_env_lock);
+            return current;
+        }
+        len = strlen(pyplat_inorder_name);
+        for (i = 0; env != NULL && env[i] != NULL; i++)
+            if (at < 0 && strncmp(env[i], pyplat_inorder_name, len) == 0 && env[i][len] == '=') {
+                at = i;
+                now = env[i] + len + 1;
+            }
+        current = now == NULL ? !pyplat_inorder_env_set
+                              : pyplat_inorder_env_set && strcmp(now, pyplat_inorder_env) == 0;
+        pyplat_env_seen = env;
+        pyplat_env_n = i;
+        pyplat_env_at = at;
+        pyplat_env_at_entry = at >= 0 ? env[at] : NULL;
+        pyplat_env_last = i > 0 ? env[i - 1] : NULL;
+        pyplat_env_current = current;
+        pthread_mutex_unlock(&pyplat_env_lock);
+        return current;
+    }
+
+    static void pyplat_modes_told(void) {      /* the text told changed: look again */
+        pthread_mutex_lock(&pyplat_env_lock);
+        pyplat_env_seen = NULL;
+        pthread_mutex_unlock(&pyplat_env_lock);
+    }
     """
     char pyplat_inorder_name[64]
     char pyplat_inorder_env[64]
     int pyplat_inorder_env_set
     int pyplat_queue_modes[4]
+    int pyplat_modes_current() nogil
+    void pyplat_modes_told() nogil
 
 DEF CL_QUEUE_PROPERTIES = 0x1093
 DEF QUEUE_MODE_BITS = 0x3            # OUT_OF_ORDER_EXEC_MODE_ENABLE | PROFILING_ENABLE
@@ -79,13 +130,11 @@ def set_queue_modes(modes, bytes knob, text):
     pyplat_inorder_env[len(encoded)] = 0
     global pyplat_inorder_env_set
     pyplat_inorder_env_set = value is not None
+    pyplat_modes_told()
 
 
 cdef inline bint modes_current() noexcept nogil:
-    cdef const char *now = getenv(pyplat_inorder_name)
-    if now == NULL:
-        return not pyplat_inorder_env_set
-    return pyplat_inorder_env_set and strcmp(now, pyplat_inorder_env) == 0
+    return pyplat_modes_current()
 
 
 cdef void free_queue_devices(void *devices) noexcept nogil:
@@ -140,7 +189,7 @@ cdef size_t create_native_queue(size_t context, size_t device, uint64_t properti
     cdef qtrack_t *track
     cdef qcore_t *q
     cdef int i
-    # (only a plain in-order queue's mode follows PYPLAT_INORDER_PARALLEL: getenv ~70 ns)
+    # (only a plain in-order queue's mode follows PYPLAT_INORDER_PARALLEL)
     if properties & ~(<uint64_t>QUEUE_MODE_BITS) or (properties == 0 and not modes_current()):
         return <size_t>PYPLAT_DEFER_HANDLE
     track = qtrack_new()
