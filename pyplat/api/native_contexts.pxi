@@ -9,7 +9,7 @@
 # context's key (the `context` that queues, buffers, kernels and events are matched by; a core
 # Context's key is its native_key, else its id). Made, it puts the kernel fault guard in front
 # again where another handler moved over it, as a core Context does (one sigaction query when
-# nothing moved: ~0.4 us on the 2-core machine). Its count is the entry's application count;
+# nothing moved: most of its cost on the 2-core machine). Its count is the entry's application count;
 # queues, buffers and user events made natively hold counts there. The notify callback needs
 # Python only when it is called, and only a core Context calls it: it is kept here (pointer and
 # user data) and handed to the core Context at adoption. The first Python entry that needs the
