@@ -263,7 +263,7 @@ def test_the_kernels_sizes_are_not_taken_by_an_object_whose_local_memory_does_no
     q = make_queue(ctx, dev)
     y = make_buffer(ctx, 4 * N)
     small, large = create_kernel(prog, b"scaled"), create_kernel(prog, b"scaled")
-    too_much = handles.peek(q).device.local_mem_size + 4
+    too_much = handles.adopted(q).device.local_mem_size + 4     # (a queue made natively: adopted)
     for k, local_bytes in ((small, 4 * 16), (large, too_much)):
         assert set_arg(k, 0, y) == 0
         assert CL.clSetKernelArg(k, 1, local_bytes, 0) == 0

@@ -109,3 +109,17 @@ def test_python_exception_survives_opencl_calls_during_unwinding(queue):
 
     with pytest.raises(TypeError):
         Container(np.ones(100)) + cla.zeros(queue, (10,), dtype=np.float64)
+
+
+def test_queues_of_every_kind(ctx):
+    """Queues are made natively (pyplat/api/native_queues.pxi) and adopted when pyopencl asks
+    about them: each kind runs its commands."""
+    data = np.arange(256, dtype=np.int32)
+    for properties in (0, cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE,
+                       cl.command_queue_properties.PROFILING_ENABLE):
+        queue = cl.CommandQueue(ctx, properties=properties)
+        buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=data)
+        out = np.empty_like(data)
+        cl.enqueue_copy(queue, out, buf).wait()
+        queue.finish()
+        assert out.tolist() == data.tolist() and queue.properties == properties

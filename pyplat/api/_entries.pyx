@@ -52,6 +52,7 @@ cdef create_buffer_fn _n_create_buffer = NULL
 cdef create_sub_buffer_fn _n_create_sub_buffer = NULL
 cdef set_status_fn _n_set_user_event_status = NULL
 cdef handle_fn _n_refs[10]            # clRetain*/clRelease* (REF_NAMES' order); NULL: none
+include "direct_creations.pxi"
 cdef object _prime_ndrange = None
 cdef object _prime_command = None
 
@@ -91,6 +92,7 @@ REF_NAMES = ("clRetainContext", "clReleaseContext", "clRetainCommandQueue", "clR
 NAMES += REF_NAMES
 NAMES += ("clGetMemObjectInfo", "clGetKernelInfo", "clGetKernelWorkGroupInfo", "clCreateKernel",
           "clCreateUserEvent", "clSetUserEventStatus", "clCreateBuffer", "clCreateSubBuffer")
+NAMES += tuple(CREATION_KINDS)            # (direct_creations.pxi: called by name)
 
 
 cdef int32_t _status(int index, tuple args):
@@ -448,8 +450,8 @@ def configure(implementations, clerror, report, failed):
     _clerror, _report, _failed = clerror, report, failed
     for i, name in enumerate(NAMES):
         _impl[i] = implementations.get(name)
-    return {name: address for name, address in addresses().items()
-            if _impl[NAMES.index(name)] is not None}
+    return {**{name: address for name, address in addresses().items()
+               if _impl[NAMES.index(name)] is not None}, **configure_creations(implementations)}
 
 
 def use_fast_path(addresses, prime_ndrange, prime_command):
@@ -486,6 +488,7 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
     _prime_ndrange = prime_ndrange
     for i, name in enumerate(REF_NAMES):         # (the traced set may lack them: Python answers)
         _n_refs[i] = <handle_fn><size_t>addresses.get(name, 0)
+    use_creation_fast_path(addresses)            # (direct_creations.pxi)
 
 
 # The argument kinds (pyplat/api/_entry_points.py) each C entry above is written for: an entry is
@@ -512,6 +515,7 @@ KINDS = {
     "clCreateSubBuffer": ("ptr", "u64", "u32", "ptr", "ptr"),
 }
 KINDS.update({name: ("ptr",) for name in REF_NAMES})
+KINDS.update(CREATION_KINDS)
 # ... and of the native entries (pyplat/api/_native.pyx): each has its direct entry here, so
 # in-process callers (tests/capi.py) run the native code C programs run.
 NATIVE_KINDS = dict(KINDS)

@@ -4,8 +4,9 @@ clEnqueueNDRangeKernel, clRetainEvent, clReleaseEvent, clFlush, clFinish, clWait
 clGetEventInfo, (native_kernel_args.pxi) clSetKernelArg and the kernel queries programs repeat,
 (native_commands.pxi) the small buffer commands, markers and barriers, (native_buffers.pxi)
 clCreateBuffer, (native_refs.pxi) clRetain*/clRelease* of contexts, queues, memory objects,
-programs and kernels, and (native_user_events.pxi) clCreateUserEvent and clSetUserEventStatus,
-answered in C without the GIL (docs/runtime.md, "Fast path"). These are
+programs and kernels, (native_user_events.pxi) clCreateUserEvent and clSetUserEventStatus, and
+(native_queues.pxi, native_contexts.pxi) clCreateCommandQueue* and clCreateContext*, answered in C
+without the GIL (docs/runtime.md, "Fast path"). These are
 implementations of OpenCL entry points; they use the runtime only through its C interface
 (pyplat/runtime/_sched.pxd: commands, queues' ordering cores, launch plans, holds).
 
@@ -432,7 +433,7 @@ def new_handle(obj, int kind, native=None, context=None, long api_refs=0):
     except BaseException:
         hmem_unused(h)
         raise
-    cdef size_t context_id = 0 if context is None else id(context)
+    cdef size_t context_id = 0 if context is None else context_key(context)   # (native_contexts.pxi)
     Py_INCREF(obj)
     pthread_mutex_lock(&tab_lock)
     e = publish_locked(h, kind, 0, ptr, context_id, api_refs)
@@ -563,6 +564,8 @@ def adopt_event(size_t h, factory):
     if s == NULL:
         return None
     try:
+        if q.events.owner == NULL:         # a queue made natively: its CommandQueue first
+            adopt_queue_of(q)              # (native_queues.pxi)
         queue = <object>q.events.owner     # held while the queue has native events (this one)
         obj = factory(queue, wrap_command(c, queue.driver), refs, command_type)
     finally:
@@ -718,6 +721,8 @@ cdef int32_t n_release_event(size_t h) noexcept nogil:
 include "native_waits.pxi"
 include "native_refs.pxi"
 include "native_user_events.pxi"
+include "native_queues.pxi"
+include "native_contexts.pxi"
 
 
 def fast_path_entries():
@@ -740,7 +745,8 @@ def fast_path_entries():
             "clEnqueueFillBuffer": <size_t><fill_fn>n_fill,
             "clEnqueueMarkerWithWaitList": <size_t><marker_fn>n_marker,
             "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries(),
-            **create_buffer_entry(), **user_event_entries()}
+            **create_buffer_entry(), **user_event_entries(), **queue_entries(),
+            **context_entries()}
 
 
 def handle_layout():

@@ -14,13 +14,15 @@ import sys
 import traceback
 
 from pyplat import cl, config, log
-from pyplat.api import _entries, _native, diagnostics, enqueue, event, handles, memory
+from pyplat.api import _entries, _native, diagnostics, enqueue, event, handles, memory, queue
+from pyplat.api import context as api_context
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
 from pyplat.core import kernel as core_kernel
 from pyplat.core import migration
 from pyplat.core.context import Context
 from pyplat.core.memory import Buffer
+from pyplat.core.platform import get_platform
 from pyplat.core.queue import order_key
 from pyplat.runtime import trace
 
@@ -157,6 +159,10 @@ def direct_entries(implemented=IMPLEMENTED):
         if log.on("memory") or log.on("refcounts"):        # (Python logs every buffer made)
             native.pop("clCreateBuffer", None)
             native.pop("clCreateSubBuffer", None)
+        _note_logging()                                     # (... and every context's count)
+        _native.set_platform_devices(handles.handle_of(get_platform(), handles.PLATFORM),
+                                     api_context.native_platform_devices(), api_context.adopt_native_context,
+                                     queue.native_queue_modes())
         handles.adopter = _adopt_native
         _native.set_user_event_factory(event.adopt_native_user_event)
         handles.native_of = _native_of
@@ -164,10 +170,20 @@ def direct_entries(implemented=IMPLEMENTED):
     return _slots_of(direct)
 
 
+def _note_logging():
+    """PYPLAT_DEBUG=refcounts (read again at config.reload): contexts are the Python entry's."""
+    _native.set_contexts_logged(log.on("refcounts"))
+
+
+config.on_reload(_note_logging)
+
+
 def _adopt_native(address):
     """The core object of an event or buffer the fast path made natively (handles.adopter)."""
     return (_native.adopt_event(address, enqueue.adopt_native_event)
-            or _native.adopt_buffer(address, memory.adopt_native_buffer))
+            or _native.adopt_buffer(address, memory.adopt_native_buffer)
+            or _native.adopt_queue(address, queue.adopt_native_queue)
+            or _native.adopt_context(address))
 
 
 def native_entries():
@@ -199,8 +215,10 @@ def _native_of(kind, obj):
     if kind == handles.EVENT:
         return obj.command, obj.context
     if kind == handles.CONTEXT and isinstance(obj, Context):
-        return _native.context_record(obj, min(d.max_mem_alloc_size for d in obj.devices),
-                                      not migration.context_moves_memory(obj)), obj
+        record = _native.context_record(obj, min(d.max_mem_alloc_size for d in obj.devices),
+                                        not migration.context_moves_memory(obj))
+        _native.set_queue_devices(record, queue.native_devices(obj))
+        return record, obj
     if isinstance(obj, Buffer) and not migration.context_moves_memory(obj.context):
         return (_native.mem_record(obj.address, obj.size, obj.flags, order_key(obj), obj.parent is not None,
                                    handles.handle_of(obj.context, handles.CONTEXT)), obj.context)

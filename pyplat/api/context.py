@@ -122,3 +122,23 @@ def clSetContextDestructorCallback(context, pfn_notify, user_data):
     fn = DESTRUCTOR_PROTO(pfn_notify)
     handle = context_handle(c)
     c.add_destructor_callback(lambda: fn(handle, user_data or None))
+
+
+def native_platform_devices():
+    """The platform's devices as native contexts need them (_native.set_platform_devices):
+    handle, Device, type (the first one is the DEFAULT device too), usable, memory of the host's,
+    max alloc size, its driver if started."""
+    devices = get_platform().devices
+    return [(handles.handle_of(d, handles.DEVICE), d,
+             d.device_type | (cl.CL_DEVICE_TYPE_DEFAULT if i == 0 else 0), d.unavailable is None,
+             d.memory_space.shares_host, d.max_mem_alloc_size, d.started_driver)
+            for i, d in enumerate(devices)]
+
+
+def adopt_native_context(device_handles, properties, notify, user_data, record, key):
+    """The core Context of a context made natively (_native.adopt_context): its objects made
+    before were matched by `key` (the native record's, which it keeps)."""
+    devices = [handles.peek(h) for h in device_handles]
+    context = Context(get_platform(), devices, properties, _notify_callable(notify, user_data))
+    context.native_key, context.native_record = key, record
+    return context

@@ -455,7 +455,7 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
     plan that knows this launch's sizes and holds its objects and, for an event, make the queue
     hold the references native events need, so that it may answer now (and next time). True if
     anything changed. A request the checks refuse is left to clEnqueueNDRangeKernel, which reports it."""
-    queue, k = handles.peek(command_queue), handles.peek(kernel)
+    queue, k = handles.adopted(command_queue), handles.peek(kernel)   # (a native queue: adopted)
     if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel) or queue.moves_memory \
             or checks.is_checked(k.info):
         return False                 # (the fast path leaves memory moves and checked kernels to Python)
@@ -500,12 +500,13 @@ def prime_command(command_queue, buffers, wants_event):
     if anything changed (the native entry may answer now); a call the checks refuse is left to
     the Python entry, which reports it."""
     queue = handles.peek(command_queue)
-    if not isinstance(queue, CommandQueue) or queue.moves_memory or log.on("events"):
+    unadopted = queue is None and _native.is_unadopted_queue(command_queue)   # (its events' hold: pinned)
+    if not unadopted and (not isinstance(queue, CommandQueue) or queue.moves_memory) or log.on("events"):
         return False                # (events: PYPLAT_DEBUG set after start-up sees each command)
     primed = False
     for address in buffers:
         primed |= _native.hold_memory(address)
-    if wants_event and not queue.core.holds_events:
+    if wants_event and not unadopted and not queue.core.holds_events:
         queue.hold_native_events()
         primed = True
     return primed

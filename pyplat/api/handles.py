@@ -119,6 +119,7 @@ def _adopt(address):
 
 
 _native.set_adopter(_adopt)
+adopted = _adopt              # address -> core object or None, adopting one made natively
 
 
 def lookup_or_none(address, cls, error):

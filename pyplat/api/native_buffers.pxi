@@ -41,10 +41,12 @@ cdef struct nctx_t:               # what n_create_buffer needs of a context (Con
     size_t context                # id of the core context (entries' `context`)
     uint64_t max_alloc            # min CL_DEVICE_MAX_MEM_ALLOC_SIZE of its devices
     int host_memory               # all its devices work in host memory
+    void *queue_devices           # its devices as native queues need them (native_queues.pxi)
 
 
 cdef void nctx_decref(nctx_t *x) noexcept nogil:
     if pp_add(&x.refs, -1) == 0:
+        free_queue_devices(x.queue_devices)
         free(x)
 
 
@@ -65,7 +67,7 @@ def context_record(context, uint64_t max_alloc, bint host_memory):
     rec.x = <nctx_t *>calloc(1, sizeof(nctx_t))
     if rec.x == NULL:
         raise MemoryError()
-    rec.x.refs, rec.x.context = 1, id(context)
+    rec.x.refs, rec.x.context = 1, context_key(context)      # (native_contexts.pxi)
     rec.x.max_alloc, rec.x.host_memory = max_alloc, host_memory
     return rec
 
@@ -173,7 +175,7 @@ def adopt_buffer(size_t h, factory):
     cdef PyObject *ctx = NULL
     cdef PyObject *par = NULL
     cdef MemRecord rec
-    cdef size_t context_handle = 0, parent_handle = 0
+    cdef size_t context_handle = 0, parent_handle = 0, unadopted_context = 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_MEM and e.flags == HF_NATIVE and e.obj == NULL:
@@ -188,9 +190,11 @@ def adopt_buffer(size_t h, factory):
             if e != NULL and e.obj != NULL:
                 par = e.obj
                 Py_INCREF(<object>par)
-        else:
-            m = NULL                       # (its context entry lives while the buffer does)
+        else:                              # (its context entry lives while the buffer does)
+            m, unadopted_context = NULL, context_handle
     pthread_mutex_unlock(&tab_lock)
+    if unadopted_context != 0:             # made natively too (native_contexts.pxi): it first
+        return adopt_buffer(h, factory) if adopt_missing(unadopted_context) is not None else None
     if m == NULL:
         return None
     context = <object>ctx

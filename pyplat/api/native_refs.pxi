@@ -49,7 +49,8 @@ cdef int32_t n_retain_context(size_t h) noexcept nogil:
 
 
 cdef int32_t n_release_context(size_t h) noexcept nogil:
-    return release_counted(h, PYPLAT_KIND_CONTEXT)
+    cdef int32_t r = release_counted(h, PYPLAT_KIND_CONTEXT)
+    return r if r != PYPLAT_DEFER else release_native_context(h)     # (native_contexts.pxi)
 
 
 cdef int32_t n_retain_queue(size_t h) noexcept nogil:
@@ -69,7 +70,7 @@ cdef int32_t n_release_queue(size_t h) noexcept nogil:
         qcore_incref(q)
     pthread_mutex_unlock(&tab_lock)
     if q == NULL:
-        return PYPLAT_DEFER
+        return release_native_queue(h)     # (native_queues.pxi)
     q.driver.flush(q.driver)
     qcore_decref(q)
     return CL_SUCCESS_

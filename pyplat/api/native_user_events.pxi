@@ -48,14 +48,14 @@ cdef size_t n_create_user_event(size_t context, size_t errcode_ret) noexcept nog
     c.refs += 1                            # pending until its status is set
     pthread_mutex_lock(&tab_lock)
     e = tab_find(context)
-    if e != NULL and e.kind == PYPLAT_KIND_CONTEXT and e.api_refs > 0 and e.obj != NULL:
+    if e != NULL and e.kind == PYPLAT_KIND_CONTEXT and e.api_refs > 0 and (e.obj != NULL or e.ptr != NULL):
         s = <nevent_t *>hmem_take_locked()
     if s == NULL:
         pthread_mutex_unlock(&tab_lock)
         cmd_free(c)
         return <size_t>PYPLAT_DEFER_HANDLE
     e.api_refs += 1                        # the event's reference to its context
-    context_id = <size_t>e.obj             # id() of the core context, as other entries keep it
+    context_id = (<nctx_t *>e.ptr).context if e.ptr != NULL else <size_t>e.obj   # its key
     s.refs = 1
     s.command_type = CL_COMMAND_USER
     s.context_handle = context
@@ -138,6 +138,7 @@ cdef object adopt_user_event(size_t h):
     cdef PyObject *ctx = NULL
     cdef long refs = 0
     cdef int status_set = 0
+    cdef size_t unadopted_context = 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if (e != NULL and e.kind == PYPLAT_KIND_EVENT and e.flags == HF_NATIVE
@@ -151,7 +152,11 @@ cdef object adopt_user_event(size_t h):
             cmd_incref(c)
             ctx = ce.obj
             Py_INCREF(<object>ctx)
+        elif ce != NULL:                   # a context made natively (native_contexts.pxi)
+            unadopted_context = s.context_handle
     pthread_mutex_unlock(&tab_lock)
+    if unadopted_context != 0:             # ... adopted first
+        return adopt_user_event(h) if adopt_missing(unadopted_context) is not None else None
     if c == NULL:
         return None
     context = <object>ctx

@@ -1,11 +1,11 @@
 """Command queues: clCreateCommandQueue(WithProperties), info, clFlush, clFinish."""
-from pyplat import cl
-from pyplat.api import handles, info
+from pyplat import cl, config
+from pyplat.api import _native, handles, info
 from pyplat.api.entry import entry
 from pyplat.api.errors import CLError, check
 from pyplat.core.context import Context
 from pyplat.core.device import Device
-from pyplat.core.queue import CommandQueue
+from pyplat.core.queue import CommandQueue, order_mode
 
 SUPPORTED = cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | cl.CL_QUEUE_PROFILING_ENABLE
 
@@ -22,7 +22,28 @@ def _create(context, device, properties, property_list):
           cl.CL_INVALID_VALUE, "unknown queue properties")
     check(not properties & (cl.CL_QUEUE_ON_DEVICE | cl.CL_QUEUE_ON_DEVICE_DEFAULT),
           cl.CL_INVALID_QUEUE_PROPERTIES, "on-device queues are not supported")
-    return handles.created(CommandQueue(ctx, dev, properties, property_list), handles.QUEUE)
+    queue = CommandQueue(ctx, dev, properties, property_list)
+    if handles.native_of is not None:      # its driver started: native queues may use it now
+        _native.note_queue_driver(context, device, queue.driver)
+    return handles.created(queue, handles.QUEUE)
+
+
+def native_devices(context):
+    """A context's devices as native queues need them (_native.set_queue_devices): handle,
+    Device, its driver if started."""
+    return [(handles.handle_of(d, handles.DEVICE), d, d.started_driver) for d in context.devices]
+
+
+def native_queue_modes():
+    """(the ordering mode for each OUT_OF_ORDER / PROFILING combination, the knob the in-order
+    mode follows and its text now): _native.set_queue_modes' arguments."""
+    knob = "PYPLAT_INORDER_PARALLEL"
+    return tuple(order_mode(bits) for bits in range(4)), knob.encode(), config.reading(knob).text
+
+
+def adopt_native_queue(context, device, properties, property_list, core):
+    """The core CommandQueue of a queue made natively (_native.adopt_queue)."""
+    return CommandQueue(context, device, properties, property_list, core)
 
 
 @entry
@@ -87,4 +108,5 @@ def clFlush(command_queue):
 
 @entry
 def clFinish(command_queue):
-    lookup_queue(command_queue).finish()
+    if not _native.finish_unadopted_queue(command_queue):    # (a queue made natively: no adoption)
+        lookup_queue(command_queue).finish()

@@ -7,6 +7,8 @@ from pyplat.runtime.faults import keep_fault_guard_first
 
 
 class Context(RefCounted):
+    native_key = 0          # a context the API layer made natively: the key its objects were
+    native_record = None    # matched by before this object existed, and the record keeping it
     """A context over `devices` (core Device objects, retained for the context's lifetime).
 
     `properties` is the raw property list as the application gave it (terminating 0 included;

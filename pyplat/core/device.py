@@ -65,6 +65,11 @@ class Device(RefCounted):
         self._driver = None
 
     @property
+    def started_driver(self):
+        """The driver if a queue of this device started it already, else None."""
+        return self._driver
+
+    @property
     def driver(self):
         """The runtime driver of this device's queues (made on first use: a pool's threads start
         with the first queue)."""

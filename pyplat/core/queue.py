@@ -90,9 +90,21 @@ def merged_accesses(accesses):
     return tuple(merged.items())
 
 
+def order_mode(properties):
+    """The runtime's ordering mode of a queue with these properties (CommandQueue's, and the
+    API layer's for the queues it makes natively)."""
+    if properties & cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE:
+        return ORDER_OUT_OF_ORDER
+    if not properties & cl.CL_QUEUE_PROFILING_ENABLE and config.value("PYPLAT_INORDER_PARALLEL"):
+        return ORDER_AUTO
+    return ORDER_SERIAL
+
+
 class CommandQueue(RefCounted):
 
-    def __init__(self, context, device, properties, property_list):
+    def __init__(self, context, device, properties, property_list, core=None):
+        """core: the QueueCore of a queue the API layer made natively, which this object adopts
+        (its ordering state and pending commands kept); None: a new one."""
         super().__init__()
         self.context = context.retain()
         self.device = device
@@ -107,9 +119,12 @@ class CommandQueue(RefCounted):
         # Some device of the context has memory of its own: commands may need transfers first
         # (core/migration.py).
         self.moves_memory = migration.context_moves_memory(context)
+        if core is not None:               # (its mode: the one it was made with)
+            self.auto_parallel = core.mode == ORDER_AUTO
+            self.tracker, self.core = core.tracker, core
+            return
+        mode = order_mode(properties)
         self.tracker = QueueTracker()
-        mode = (ORDER_OUT_OF_ORDER if self.out_of_order else ORDER_AUTO if self.auto_parallel
-                else ORDER_SERIAL)
         # The ordering state, native and shared with the native fast path of kernel launches
         # (api/_native.pyx).
         self.core = QueueCore(self.driver, self.tracker, mode, self.context, self.device)

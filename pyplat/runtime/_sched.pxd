@@ -303,6 +303,9 @@ cdef void abort_oom() noexcept nogil
 cdef int trace_intern(const char *name) noexcept nogil
 cdef void trace_api_native(int name, unsigned long long t0, unsigned long long t1) noexcept nogil
 
+# --- the kernel fault guard (sched/faults.pxi) --------------------------------------------------
+cdef int fault_guard_first() noexcept nogil
+
 # --- reaping (sched/reaping.pxi) ----------------------------------------------------------------
 cdef bint reap_pending() noexcept nogil
 
@@ -310,6 +313,10 @@ cdef bint reap_pending() noexcept nogil
 cdef void order_locked(qcore_t *q, cmd_t *c, int barrier, access_t *acc, int n_acc,
                        int unknown) noexcept nogil
 cdef void qcore_decref(qcore_t *q) noexcept nogil
+cdef qcore_t *qcore_new(int mode, driver_t *driver, qtrack_t *track, size_t context,
+                        size_t device) noexcept nogil
+cdef qtrack_t *qtrack_new() noexcept nogil          # (sched/python_faces.pxi)
+cdef void qtrack_decref(qtrack_t *q) noexcept nogil  # (sched/commands.pxi)
 
 # --- holds (sched/holds.pxi) --------------------------------------------------------------------
 cdef void hold_init(hold_t *h, pthread_mutex_t *lock) noexcept nogil
@@ -363,4 +370,5 @@ cdef class LaunchPlan:
     cdef readonly LaunchPlan root        # for a derived plan (wrap_derived): the plan it copies
 
 cdef Command wrap_command(cmd_t *c, Driver driver)
+cdef QueueCore wrap_queue_core(qcore_t *q, Driver driver, object context, object device)
 cdef LaunchPlan wrap_derived(plan_t *c, LaunchPlan known)

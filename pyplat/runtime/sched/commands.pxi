@@ -188,13 +188,13 @@ cdef void cmd_set_status(cmd_t *c, int status) noexcept nogil:
             pp_store(&w.failed, 1)
         w.driver.notify(w.driver, w, c)
     free(waiters)
+    if c.queue != NULL:                      # before waking its waiters: a program that waited
+        queue_done(c.queue)                  # for it finds its queue with nothing unfinished (a
+        c.queue = NULL                       # queue made natively is then released natively)
     pthread_mutex_lock(&c.lock)
     c.finalized = 1
     pthread_cond_broadcast(&c.done)
     pthread_mutex_unlock(&c.lock)
-    if c.queue != NULL:
-        queue_done(c.queue)
-        c.queue = NULL
     cmd_decref(c)                            # the pending reference taken at commit
 
 

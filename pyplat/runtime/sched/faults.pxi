@@ -154,6 +154,15 @@ cdef extern from *:
         return changed;
     }
 
+    /* pp_fault_install where SIGSEGV's handler is not ours: one query (a syscall) when nothing
+       changed, for the paths that must stay cheap (contexts made natively, api/_native.pyx). */
+    static int pp_fault_install_if_moved(void) {
+        struct sigaction cur;
+        if (pp_fault_installed && sigaction(SIGSEGV, NULL, &cur) == 0 && pp_fault_ours(&cur))
+            return 0;
+        return pp_fault_install();
+    }
+
     static void pp_guard_thread_exit(void *unused) {
         stack_t off;
         (void)unused;
@@ -254,6 +263,7 @@ cdef extern from *:
     ctypedef void (*pp_guarded_fn)(void *) noexcept nogil
     int pp_run_guarded(pp_guarded_fn fn, void *arg, int *sig, void **addr) nogil
     int pp_fault_install() nogil
+    int pp_fault_install_if_moved() nogil
     int pp_fault_handler_on_top() nogil
     void pp_guard_fork_child() nogil
     void pp_report_fault(const char *kernel, int sig, void *addr, const unsigned long long *group) nogil
@@ -275,3 +285,8 @@ def keep_fault_guard_first():
     The others stay behind ours and still get every fault that is not in kernel code. Returns
     the number of signals whose handler changed."""
     return pp_fault_install()
+
+
+cdef int fault_guard_first() noexcept nogil:
+    """keep_fault_guard_first for native callers, cheap when nothing moved (one query)."""
+    return pp_fault_install_if_moved()

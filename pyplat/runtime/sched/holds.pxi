@@ -157,7 +157,9 @@ cdef class QueueCore:
     def __cinit__(self, Driver driver, QueueTracker tracker, int mode, context=None, device=None):
         self.driver, self.tracker, self.mode, self.context = driver, tracker, mode, context
         self.device = device
-        self.q = qcore_new(mode, driver.d, tracker.q, id(context), id(device))
+        if tracker is None:                  # (wrap_queue_core: a queue core made natively)
+            return
+        self.q = qcore_new(mode, driver.d, tracker.q, context_key(context), id(device))
         if trace_on:
             trace_event(TR_QUEUE, mode, tracker.q.trace_id, 0, pp_now_ns(), 0)
         if self.q == NULL:
@@ -202,3 +204,24 @@ cdef class QueueCore:
     @property
     def holds_events(self):
         return bool(self.q.events.held)
+
+
+cdef size_t context_key(context):
+    """The key a context's objects are matched by in the fast path's checks: the API layer's
+    native_key of a context it made natively, else the object's id."""
+    return getattr(context, "native_key", 0) or id(context)
+
+
+cdef QueueCore wrap_queue_core(qcore_t *q, Driver driver, object context, object device):
+    """The Python face of a queue core made natively (the API layer's clCreateCommandQueue*):
+    a reference to q and to its tracker; driver must be the one q submits to."""
+    if driver.d != q.driver:
+        raise ValueError("a queue core wrapped with another driver than its own")
+    cdef QueueTracker tracker = QueueTracker(True)
+    tracker.q = q.track
+    pp_add(&q.track.refs, 1)
+    cdef QueueCore core = QueueCore(driver, None, q.mode, context, device)
+    core.tracker = tracker
+    core.q = q
+    qcore_incref(q)
+    return core

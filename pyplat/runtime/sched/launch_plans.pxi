@@ -256,7 +256,7 @@ cdef class LaunchPlan:
             for j, (key, writes) in enumerate(accesses):
                 p.acc[j].key, p.acc[j].writes = key, bool(writes)
         p.scratch_size = self.scratch_size = scratch_size
-        p.context = id(context)
+        p.context = context_key(context)           # (holds.pxi)
         encoded = name.encode("utf-8", "replace")[:sizeof(p.name) - 1]
         memcpy(p.name, <char *>encoded, len(encoded))
         self.retained, self.code, self.context = retained, code, context

@@ -65,17 +65,29 @@ def default_driver():
     return get_driver(config.value("PYPLAT_DRIVER"))
 
 
+cdef qtrack_t *qtrack_new() noexcept nogil:
+    """A queue's tracker of unfinished commands (one reference), or NULL."""
+    global trace_next_queue
+    cdef qtrack_t *q = <qtrack_t *>calloc(1, sizeof(qtrack_t))
+    if q == NULL:
+        return NULL
+    q.refs = 1
+    if trace_on:
+        q.trace_id = pp_add(&trace_next_queue, 1)
+    pthread_mutex_init(&q.lock, NULL)
+    pthread_cond_init(&q.cv, NULL)
+    return q
+
+
 cdef class QueueTracker:
     """Counts a queue's unfinished commands; join sleeps (GIL released) until none is left."""
 
-    def __cinit__(self):
-        self.q = <qtrack_t *>calloc(1, sizeof(qtrack_t))
-        self.q.refs = 1
-        global trace_next_queue
-        if trace_on:
-            self.q.trace_id = pp_add(&trace_next_queue, 1)
-        pthread_mutex_init(&self.q.lock, NULL)
-        pthread_cond_init(&self.q.cv, NULL)
+    def __cinit__(self, bint empty=False):
+        """empty: no tracker yet (wrap_queue_core gives it one made natively)."""
+        if not empty:
+            self.q = qtrack_new()
+            if self.q == NULL:
+                raise MemoryError()
 
     def __dealloc__(self):
         if self.q != NULL:
