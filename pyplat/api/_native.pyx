@@ -304,6 +304,8 @@ cdef void entry_release(int kind, void *ptr) noexcept nogil:
         nmem_decref(<nmem_t *>ptr)
     elif kind == PYPLAT_KIND_CONTEXT:
         nctx_decref(<nctx_t *>ptr)
+    elif kind == PYPLAT_KIND_PROGRAM:
+        nprog_free(<nprog_t *>ptr)         # (native_kernels.pxi)
 
 
 cdef class KernelSlot:
@@ -388,6 +390,7 @@ cdef class KernelSlot:
 include "native_commands.pxi"
 include "native_buffers.pxi"
 include "native_kernel_args.pxi"
+include "native_kernels.pxi"
 
 
 cdef void *native_ref(int kind, native) except? NULL:
@@ -740,7 +743,7 @@ def fast_path_entries():
             "clEnqueueFillBuffer": <size_t><fill_fn>n_fill,
             "clEnqueueMarkerWithWaitList": <size_t><marker_fn>n_marker,
             "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries(),
-            **create_buffer_entry(), **user_event_entries()}
+            **create_buffer_entry(), **user_event_entries(), **kernel_entries()}
 
 
 def handle_layout():

@@ -15,6 +15,7 @@ import traceback
 
 from pyplat import cl, config, log
 from pyplat.api import _entries, _native, diagnostics, enqueue, event, handles, memory
+from pyplat.api import kernel as api_kernel
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
 from pyplat.core import kernel as core_kernel
@@ -165,9 +166,10 @@ def direct_entries(implemented=IMPLEMENTED):
 
 
 def _adopt_native(address):
-    """The core object of an event or buffer the fast path made natively (handles.adopter)."""
+    """The core object of an event, buffer or kernel the fast path made natively (handles.adopter)."""
     return (_native.adopt_event(address, enqueue.adopt_native_event)
-            or _native.adopt_buffer(address, memory.adopt_native_buffer))
+            or _native.adopt_buffer(address, memory.adopt_native_buffer)
+            or _native.adopt_kernel(address, api_kernel.adopt_native_kernel))
 
 
 def native_entries():

@@ -2,7 +2,7 @@
 import ctypes
 
 from pyplat import cl
-from pyplat.api import handles, info
+from pyplat.api import _native, handles, info
 from pyplat.api.entry import entry
 from pyplat.api.errors import CLError, check
 from pyplat.api.program import lookup_program
@@ -23,7 +23,16 @@ def clCreateKernel(program, kernel_name, errcode_ret):
     name = ctypes.string_at(kernel_name).decode("utf-8", errors="replace")
     kinfo = prog.result.kernels.get(name)
     check(kinfo is not None, cl.CL_INVALID_KERNEL_NAME, f"no kernel named {name!r}")
-    return handles.created(Kernel(prog, kinfo), handles.KERNEL)
+    kernel = Kernel(prog, kinfo)
+    if kernel.slot is not None and kernel.shape.fast:     # later ones of this name: natively
+        _native.learn_kernel_layout(program, ctypes.string_at(kernel_name), kernel.slot, prog.context)
+    return handles.created(kernel, handles.KERNEL)
+
+
+def adopt_native_kernel(program, name, slot):
+    """The core Kernel of a kernel the native clCreateKernel made (api/native_kernels.pxi),
+    around its slot: the arguments set natively so far are taken from there."""
+    return Kernel(program, program.result.kernels[name], slot=slot)
 
 
 @entry

@@ -83,6 +83,9 @@ cdef struct kargs_t:              # (tab_lock)
     plan_t *root                  # a reference: the root plan root_mems are the buffers of
     int n_root_mems
     nmem_t *root_mems[MAX_ROOT_MEMS]   # references
+    void *proto                   # kproto_t (native_kernels.pxi): a reference to the layout this
+                                  # record was copied from (kernels made natively), or NULL
+    size_t program                # (made natively, until adopted) its program's handle
     karg_t *a
 
 
@@ -114,6 +117,7 @@ cdef void kargs_free(kargs_t *ka) noexcept nogil:
         nmem_decref(ka.root_mems[j])
     if ka.root != NULL:
         plan_decref(ka.root)
+    kproto_decref(<kproto_t *>ka.proto)
     free(ka)
 
 
