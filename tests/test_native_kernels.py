@@ -41,6 +41,7 @@ def env():
 
 
 def natively(prog, name):
+    CL.clReleaseKernel(create_kernel(prog, name))         # (layouts are forgotten on a rebuild)
     e = I32(12345)
     k = native_create(prog, name, addr(e))
     assert k not in (0, DEFER_HANDLE), "the native entry did not answer"
@@ -227,3 +228,86 @@ int main(void) {
     return 0;
 }
 """
+
+
+def test_work_group_answers_learnt_once_serve_later_kernels_of_the_name(env):
+    _, dev, prog = env
+    first = natively(prog, b"fill")
+    wg = S()
+    assert CL.clGetKernelWorkGroupInfo(first, dev, cl.CL_KERNEL_WORK_GROUP_SIZE, 8, addr(wg), 0) == 0
+    assert handles.peek(first) is not None                        # answered by Python: adopted
+    expected = wg.value
+    later = natively(prog, b"fill")
+    wg.value = 0
+    assert CL.clGetKernelWorkGroupInfo(later, dev, cl.CL_KERNEL_WORK_GROUP_SIZE, 8, addr(wg), 0) == 0
+    assert wg.value == expected and expected >= 1
+    assert handles.peek(later) is None                            # answered natively
+    assert CL.clGetKernelWorkGroupInfo(later, dev + 8, cl.CL_KERNEL_WORK_GROUP_SIZE, 8, addr(wg), 0) \
+        == cl.CL_INVALID_DEVICE
+    CL.clReleaseKernel(first)
+    CL.clReleaseKernel(later)
+
+
+def test_the_same_buffer_set_again_and_again_reaches_the_launch(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    y = make_buffer(ctx, 64 * 4)
+    k = natively(prog, b"fill")
+    for _ in range(100):
+        assert set_arg(k, 0, y) == 0
+    assert set_arg(k, 1, I32(4)) == 0
+    g = S(64)
+    assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 0, 0, 0) == 0
+    assert read(q, y, 64 * 4, np.int32).tolist() == [4] * 64
+    assert CL.clReleaseKernel(k) == 0 and CL.clReleaseMemObject(y) == 0
+    assert CL.clFinish(q) == 0
+    CL.clReleaseCommandQueue(q)
+
+
+def test_values_set_in_a_loop_between_launches_reach_each_launch(env):
+    """A value set again before any launch took the plan is written into the slot's derived plan
+    (native_kernel_args.pxi, value_in_place); a plan a launch holds is never written."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    n = 1024
+    x = np.ones(n, dtype=np.int32)
+    xb = make_buffer(ctx, x.nbytes, cl.CL_MEM_READ_ONLY | cl.CL_MEM_COPY_HOST_PTR, x)
+    yb = make_buffer(ctx, x.nbytes, cl.CL_MEM_READ_WRITE | cl.CL_MEM_COPY_HOST_PTR, np.zeros(n, np.int32))
+    k = natively(prog, b"axpy")
+    assert set_arg(k, 0, xb) == 0 and set_arg(k, 1, yb) == 0 and set_arg(k, 2, I32(1)) == 0
+    g = S(n)
+    total = 0
+    for launch in range(30):
+        for a in range(launch, launch + 5):             # only the last one counts
+            assert set_arg(k, 2, I32(a)) == 0
+        assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 0, 0, 0) == 0
+        total += launch + 4
+    assert read(q, yb, x.nbytes, np.int32).tolist() == [total] * n
+    assert CL.clReleaseKernel(k) == 0
+    assert CL.clFinish(q) == 0
+    CL.clReleaseMemObject(xb)
+    CL.clReleaseMemObject(yb)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_a_release_while_python_adopts_waits_for_the_adoption(env, monkeypatch):
+    """The last native clReleaseKernel during adoption defers (Python's release then waits for
+    the adoption), so the kernel is never freed under the core Kernel being made for it."""
+    from pyplat.api import kernel as kernel_api
+    _, _, prog = env
+    native_release = ctypes.CFUNCTYPE(I32, S)(_native.fast_path_entries()["clReleaseKernel"])
+    before = program_refs(prog)
+    k = natively(prog, b"fill")
+    seen = []
+    make = kernel_api.adopt_native_kernel
+
+    def adopt_and_race(program, name, slot):
+        seen.append(native_release(k))
+        return make(program, name, slot)
+
+    monkeypatch.setattr(kernel_api, "adopt_native_kernel", adopt_and_race)
+    assert kernel_refs(k) == 1                                    # adopts
+    assert seen == [_native.DEFER]
+    assert CL.clReleaseKernel(k) == 0
+    assert program_refs(prog) == before
+    assert CL.clReleaseKernel(k) == cl.CL_INVALID_KERNEL

@@ -483,7 +483,7 @@ cdef inline object entry_object(size_t address, int *unadopted):
         if obj != NULL:
             Py_INCREF(<object>obj)
         else:
-            unadopted[0] = e.flags == HF_NATIVE
+            unadopted[0] = e.flags & HF_NATIVE and not e.flags & HF_ADOPTED
     pthread_mutex_unlock(&tab_lock)
     if obj == NULL:
         return None

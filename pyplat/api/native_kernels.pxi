@@ -26,6 +26,8 @@ cdef extern from "<string.h>" nogil:
     size_t strnlen(const char *s, size_t maxlen)
 
 DEF MAX_KERNEL_NAME = 256         # longer names: the Python entry's
+DEF HF_ADOPTING = 4               # (entry flags) adopt_kernel is making its core object: a
+                                  # native release defers, and so waits for it (handles._lock)
 
 
 cdef struct kproto_t:             # a kernel name's argument layout (in its program's record)
@@ -58,6 +60,13 @@ cdef void nprog_free(nprog_t *np) noexcept nogil:
         kproto_decref(pr)
         pr = nxt
     free(np)
+
+
+cdef kargs_t *layout_of(kargs_t *ka) noexcept nogil:
+    """(tab_lock) The layout an argument record was copied from or registered as, or NULL."""
+    if ka == NULL or ka.proto == NULL:
+        return NULL
+    return (<kproto_t *>ka.proto).layout
 
 
 cdef kargs_t *kargs_copy(kproto_t *pr) noexcept nogil:
@@ -181,7 +190,10 @@ def learn_kernel_layout(size_t program, bytes name, KernelSlot slot, context):
         while old != NULL and not (old.name_len == n and memcmp(old.name, pr.name, n) == 0):
             old = old.next
         if old == NULL:
-            pr.next, np.layouts, pr = np.layouts, pr, NULL
+            pr.next, np.layouts, old, pr = np.layouts, pr, pr, NULL
+        if src.proto == NULL:             # what this kernel learns later, its layout learns
+            src.proto = old               # (learn_work_group_info)
+            pp_add(&old.refs, 1)
     pthread_mutex_unlock(&tab_lock)
     free(fresh)
     kproto_decref(pr)
@@ -258,6 +270,7 @@ def adopt_kernel(size_t h, factory):
             prog = e.obj
             Py_INCREF(<object>prog)
             pp_add(&k.refs, 1)
+            tab_find(h).flags |= HF_ADOPTING
             name_len = (<kproto_t *>ka.proto).name_len
             memcpy(name, (<kproto_t *>ka.proto).name, name_len)
         else:
@@ -270,14 +283,22 @@ def adopt_kernel(size_t h, factory):
     slot = KernelSlot()
     kslot_decref(slot.k)
     slot.k = k
-    obj = factory(program_obj, name[:name_len].decode("utf-8", errors="replace"), slot)
+    try:
+        obj = factory(program_obj, name[:name_len].decode("utf-8", errors="replace"), slot)
+    except BaseException:
+        pthread_mutex_lock(&tab_lock)
+        e = tab_find(h)
+        if e != NULL:
+            e.flags &= ~HF_ADOPTING
+        pthread_mutex_unlock(&tab_lock)
+        raise
     Py_INCREF(obj)
     kept = False
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)                        # (still there: only Python, holding the GIL, drops it)
     if e != NULL:
         e.obj = <PyObject *>obj
-        e.flags |= HF_ADOPTED
+        e.flags = (e.flags | HF_ADOPTED) & ~HF_ADOPTING
         kept = True
         ka.program = 0
         e = tab_find(program)
