@@ -311,3 +311,19 @@ def test_a_release_while_python_adopts_waits_for_the_adoption(env, monkeypatch):
     assert CL.clReleaseKernel(k) == 0
     assert program_refs(prog) == before
     assert CL.clReleaseKernel(k) == cl.CL_INVALID_KERNEL
+
+
+def test_kernels_in_program_leave_their_layouts_too():
+    gen = context_and_program(SOURCE)
+    ctx, _, prog = next(gen)
+    e = I32(12345)
+    assert native_create(prog, b"fill", addr(e)) == DEFER_HANDLE          # nothing made yet
+    made = (S * 2)()
+    assert CL.clCreateKernelsInProgram(prog, 2, addr(made), 0) == 0
+    for name in (b"fill", b"axpy"):
+        k = native_create(prog, name, addr(e))
+        assert k not in (0, DEFER_HANDLE) and e.value == 0
+        assert CL.clReleaseKernel(k) == 0
+    for k in made:
+        assert CL.clReleaseKernel(k) == 0
+    next(gen, None)
