@@ -50,6 +50,7 @@ cdef kernel_wg_info_fn _n_kernel_wg_info = NULL
 cdef create_fn _n_create_user_event = NULL
 cdef create_buffer_fn _n_create_buffer = NULL
 cdef create_sub_buffer_fn _n_create_sub_buffer = NULL
+cdef create_kernel_fn _n_create_kernel = NULL
 cdef set_status_fn _n_set_user_event_status = NULL
 cdef handle_fn _n_refs[10]            # clRetain*/clRelease* (REF_NAMES' order); NULL: none
 include "direct_creations.pxi"
@@ -379,6 +380,11 @@ cdef size_t _created(int index, tuple args, size_t errcode_ret):
 
 
 cdef size_t e_create_kernel(size_t program, size_t name, size_t errcode_ret) noexcept with gil:
+    cdef size_t kernel
+    if _n_create_kernel != NULL:
+        kernel = _n_create_kernel(program, name, errcode_ret)
+        if kernel != <size_t>PYPLAT_DEFER_HANDLE:
+            return kernel
     return _created(I_CREATE_KERNEL, (program, name, errcode_ret), errcode_ret)
 
 
@@ -463,6 +469,8 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
     global _n_setarg, _n_event_info, _n_write, _n_read, _n_copy, _n_fill, _n_marker, _n_barrier
     global _prime_command, _n_mem_info, _n_kernel_info, _n_kernel_wg_info
     global _n_create_user_event, _n_set_user_event_status, _n_create_buffer, _n_create_sub_buffer
+    global _n_create_kernel
+    _n_create_kernel = <create_kernel_fn><size_t>addresses.get("clCreateKernel", 0)
     _n_create_buffer = <create_buffer_fn><size_t>addresses.get("clCreateBuffer", 0)
     _n_create_sub_buffer = <create_sub_buffer_fn><size_t>addresses.get("clCreateSubBuffer", 0)
     _n_create_user_event = <create_fn><size_t>addresses.get("clCreateUserEvent", 0)

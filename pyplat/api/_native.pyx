@@ -305,6 +305,8 @@ cdef void entry_release(int kind, void *ptr) noexcept nogil:
         nmem_decref(<nmem_t *>ptr)
     elif kind == PYPLAT_KIND_CONTEXT:
         nctx_decref(<nctx_t *>ptr)
+    elif kind == PYPLAT_KIND_PROGRAM:
+        nprog_free(<nprog_t *>ptr)         # (native_kernels.pxi)
 
 
 cdef class KernelSlot:
@@ -389,6 +391,7 @@ cdef class KernelSlot:
 include "native_commands.pxi"
 include "native_buffers.pxi"
 include "native_kernel_args.pxi"
+include "native_kernels.pxi"
 
 
 cdef void *native_ref(int kind, native) except? NULL:
@@ -481,7 +484,7 @@ cdef inline object entry_object(size_t address, int *unadopted):
         if obj != NULL:
             Py_INCREF(<object>obj)
         else:
-            unadopted[0] = e.flags == HF_NATIVE
+            unadopted[0] = e.flags & HF_NATIVE and not e.flags & HF_ADOPTED
     pthread_mutex_unlock(&tab_lock)
     if obj == NULL:
         return None
@@ -746,7 +749,7 @@ def fast_path_entries():
             "clEnqueueMarkerWithWaitList": <size_t><marker_fn>n_marker,
             "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries(),
             **create_buffer_entry(), **user_event_entries(), **queue_entries(),
-            **context_entries()}
+            **context_entries(), **kernel_entries()}
 
 
 def handle_layout():

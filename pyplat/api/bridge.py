@@ -16,6 +16,7 @@ import traceback
 from pyplat import cl, config, log
 from pyplat.api import _entries, _native, diagnostics, enqueue, event, handles, memory, queue
 from pyplat.api import context as api_context
+from pyplat.api import kernel as api_kernel
 from pyplat.api.entry import IMPLEMENTED, load_all
 from pyplat.api.errors import CLError
 from pyplat.core import kernel as core_kernel
@@ -179,11 +180,12 @@ config.on_reload(_note_logging)
 
 
 def _adopt_native(address):
-    """The core object of an event or buffer the fast path made natively (handles.adopter)."""
+    """The core object of an event, buffer or kernel the fast path made natively (handles.adopter)."""
     return (_native.adopt_event(address, enqueue.adopt_native_event)
             or _native.adopt_buffer(address, memory.adopt_native_buffer)
             or _native.adopt_queue(address, queue.adopt_native_queue)
-            or _native.adopt_context(address))
+            or _native.adopt_context(address)
+            or _native.adopt_kernel(address, api_kernel.adopt_native_kernel))
 
 
 def native_entries():

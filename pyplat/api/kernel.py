@@ -2,7 +2,7 @@
 import ctypes
 
 from pyplat import cl
-from pyplat.api import handles, info
+from pyplat.api import _native, handles, info
 from pyplat.api.entry import entry
 from pyplat.api.errors import CLError, check
 from pyplat.api.program import lookup_program
@@ -23,7 +23,21 @@ def clCreateKernel(program, kernel_name, errcode_ret):
     name = ctypes.string_at(kernel_name).decode("utf-8", errors="replace")
     kinfo = prog.result.kernels.get(name)
     check(kinfo is not None, cl.CL_INVALID_KERNEL_NAME, f"no kernel named {name!r}")
-    return handles.created(Kernel(prog, kinfo), handles.KERNEL)
+    return handles.created(_learnt(program, Kernel(prog, kinfo)), handles.KERNEL)
+
+
+def _learnt(program, kernel):
+    """A kernel the Python entry made: later ones of its name are made natively
+    (api/native_kernels.pxi)."""
+    if kernel.slot is not None and kernel.shape.fast:
+        _native.learn_kernel_layout(program, kernel.name.encode("utf-8"), kernel.slot, kernel.program.context)
+    return kernel
+
+
+def adopt_native_kernel(program, name, slot):
+    """The core Kernel of a kernel the native clCreateKernel made (api/native_kernels.pxi),
+    around its slot: the arguments set natively so far are taken from there."""
+    return Kernel(program, program.result.kernels[name], slot=slot)
 
 
 @entry
@@ -33,7 +47,8 @@ def clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret):
     infos = list(prog.result.kernels.values())
     if kernels:
         check(num_kernels >= len(infos), cl.CL_INVALID_VALUE, "num_kernels is too small")
-        handles.write_handles(kernels, [handles.created(Kernel(prog, k), handles.KERNEL) for k in infos])
+        handles.write_handles(kernels, [handles.created(_learnt(program, Kernel(prog, k)), handles.KERNEL)
+                                        for k in infos])
     info.write_uint(num_kernels_ret, len(infos))
 
 

@@ -18,6 +18,7 @@ ctypedef size_t (*create_buffer_fn)(size_t, uint64_t, uint64_t, size_t, size_t) 
 ctypedef int32_t (*kernel_wg_info_fn)(size_t, size_t, uint32_t, uint64_t, size_t, size_t) noexcept nogil
 ctypedef size_t (*create_fn)(size_t, size_t) noexcept nogil      # handle-returning: clCreateUserEvent
 ctypedef int32_t (*set_status_fn)(size_t, int32_t) noexcept nogil
+ctypedef size_t (*create_kernel_fn)(size_t, size_t, size_t) noexcept nogil
 ctypedef size_t (*create_sub_buffer_fn)(size_t, uint64_t, uint32_t, size_t, size_t) noexcept nogil
 ctypedef size_t (*create_queue_fn)(size_t, size_t, uint64_t, size_t) noexcept nogil
 ctypedef size_t (*create_queue_props_fn)(size_t, size_t, size_t, size_t) noexcept nogil

@@ -27,6 +27,7 @@
 # ---------------------------------------------------------------------------------------------
 from libc.stdint cimport uint8_t
 from libc.stdlib cimport malloc
+from pyplat.runtime._sched cimport pp_load
 
 DEF KA_VALUE = 0                  # argument kinds (LaunchShape.kinds)
 DEF KA_MEM = 1
@@ -83,6 +84,9 @@ cdef struct kargs_t:              # (tab_lock)
     plan_t *root                  # a reference: the root plan root_mems are the buffers of
     int n_root_mems
     nmem_t *root_mems[MAX_ROOT_MEMS]   # references
+    void *proto                   # kproto_t (native_kernels.pxi): a reference to the layout this
+                                  # record was copied from (kernels made natively), or NULL
+    size_t program                # (made natively, until adopted) its program's handle
     karg_t *a
 
 
@@ -114,6 +118,7 @@ cdef void kargs_free(kargs_t *ka) noexcept nogil:
         nmem_decref(ka.root_mems[j])
     if ka.root != NULL:
         plan_decref(ka.root)
+    kproto_decref(<kproto_t *>ka.proto)
     free(ka)
 
 
@@ -134,9 +139,12 @@ cdef inline nmem_t *set_mem_cur(karg_t *a, nmem_t *m) noexcept nogil:
     """(tab_lock) The buffer the arguments hold now (a new reference taken); the old one's
     reference is returned, to be dropped after the lock."""
     cdef nmem_t *old = a.mem_cur
+    a.mem_known = 1
+    if old == m:
+        return NULL               # (the same buffer again: no count changes hands)
     if m != NULL:
         pp_add(&m.refs, 1)
-    a.mem_cur, a.mem_known = m, 1
+    a.mem_cur = m
     return old
 
 
@@ -188,7 +196,9 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     # the first plan is the Python side's to build (Kernel.prepare_plan), when the last is set
     may_complete = ka.prepared or ka.unset - (0 if a.is_set else 1) > 0
     if a.kind == KA_VALUE and value != 0 and size == a.value_size:
-        if k.plan != NULL:
+        if k.plan != NULL and value_in_place(k.plan, index, size, value):
+            r = CL_SUCCESS_
+        elif k.plan != NULL:
             p = k.plan
             plan_incref(p)
             pp_add(&k.refs, 1)
@@ -241,6 +251,23 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     elif p != NULL:
         r = set_plan_value(k, p, index, size, value)
     return r
+
+
+cdef inline int value_in_place(plan_t *p, uint32_t index, uint64_t size, size_t value) noexcept nogil:
+    """(tab_lock) A by-value argument answered in the slot's plan itself, in the same pass: the
+    value it has already, or a new one written into a derived plan that only the slot holds (no
+    launch, no LaunchPlan: new references to the slot's plan are taken under tab_lock only), so
+    that a program setting a value in a loop derives one plan, not one per call."""
+    cdef void *cell
+    if index >= <uint32_t>p.n_args or p.value_sizes[index] != size:
+        return 0
+    cell = <void *>(<uint64_t *>p.args)[index]
+    if memcmp(cell, <void *>value, size) == 0:
+        return 1
+    if p.parent == NULL or pp_load(&p.refs) != 1:
+        return 0
+    memcpy(cell, <void *>value, size)
+    return 1
 
 
 cdef int may_swap(kargs_t *ka, plan_t *p, uint32_t index, nmem_t *m) noexcept nogil:
@@ -489,26 +516,38 @@ cdef void note_prepared(kslot_t *k):
 cdef void learn_work_group_info(kslot_t *k, size_t device, uint64_t wg_size, compile_size,
                                 uint64_t multiple, uint64_t local_mem, uint64_t private_mem):
     """The Python entry's answers for `device` (a handle; 0: NULL for a program of one device),
-    which the native entry gives from now on."""
+    which the native entry gives from now on -- for the kernels of its name made natively later
+    too (their layout learns them: native_kernels.pxi)."""
     cdef kargs_t *ka = <kargs_t *>k.args
-    cdef int j, d
+    cdef uint64_t compile_wg[3]
+    cdef int d
     if ka == NULL:
         return
+    for d in range(3):
+        compile_wg[d] = compile_size[d]
     pthread_mutex_lock(&tab_lock)
+    wg_learn_locked(ka, device, wg_size, compile_wg, multiple, local_mem, private_mem)
+    wg_learn_locked(layout_of(ka), device, wg_size, compile_wg, multiple, local_mem, private_mem)
+    pthread_mutex_unlock(&tab_lock)
+
+
+cdef void wg_learn_locked(kargs_t *ka, size_t device, uint64_t wg_size, uint64_t *compile_wg,
+                          uint64_t multiple, uint64_t local_mem, uint64_t private_mem) noexcept nogil:
+    """(tab_lock) One device's answers into an argument record (NULL: none)."""
+    cdef int j
+    if ka == NULL:
+        return
     for j in range(ka.n_wg):
         if ka.wg[j].handle == device:
-            break
-    else:
-        if ka.n_wg < MAX_WG_DEVICES:
-            j = ka.n_wg
-            ka.wg[j].handle = device
-            ka.wg[j].serial = (<pyplat_handle *>device).serial if device else 0
-            ka.wg[j].wg_size, ka.wg[j].multiple = wg_size, multiple
-            for d in range(3):
-                ka.compile_wg[d] = compile_size[d]
-            ka.local_mem, ka.private_mem = local_mem, private_mem
-            ka.n_wg += 1
-    pthread_mutex_unlock(&tab_lock)
+            return
+    if ka.n_wg < MAX_WG_DEVICES:
+        j = ka.n_wg
+        ka.wg[j].handle = device
+        ka.wg[j].serial = (<pyplat_handle *>device).serial if device else 0
+        ka.wg[j].wg_size, ka.wg[j].multiple = wg_size, multiple
+        memcpy(ka.compile_wg, compile_wg, sizeof(ka.compile_wg))
+        ka.local_mem, ka.private_mem = local_mem, private_mem
+        ka.n_wg += 1
 
 
 cdef int32_t n_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint64_t size, size_t value,

@@ -98,7 +98,8 @@ cdef int32_t n_retain_kernel(size_t h) noexcept nogil:
 
 
 cdef int32_t n_release_kernel(size_t h) noexcept nogil:
-    return release_counted(h, PYPLAT_KIND_KERNEL)
+    cdef int32_t r = release_counted(h, PYPLAT_KIND_KERNEL)
+    return r if r != PYPLAT_DEFER else release_native_kernel(h)      # (native_kernels.pxi)
 
 
 def ref_entries():

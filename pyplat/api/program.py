@@ -2,7 +2,7 @@
 import ctypes
 
 from pyplat import cl
-from pyplat.api import handles, info
+from pyplat.api import _native, handles, info
 from pyplat.api.entry import entry
 from pyplat.api.errors import CLError, check
 from pyplat.core.context import Context
@@ -115,7 +115,8 @@ def clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_
     prog = lookup_program(program)
     devices = device_subset(prog, num_devices, device_list)
     check(pfn_notify or not user_data, cl.CL_INVALID_VALUE, "user_data without pfn_notify")
-    check(prog.kernel_count == 0, cl.CL_INVALID_OPERATION, "kernels are attached to the program")
+    check(prog.kernel_count == 0 and _native.forget_kernel_layouts(program), cl.CL_INVALID_OPERATION,
+          "kernels are attached to the program")
     text = ctypes.string_at(options).decode("utf-8", errors="replace") if options else ""
     if prog.from_binary and not text:
         text = prog.options
@@ -155,7 +156,8 @@ def clCompileProgram(program, num_devices, device_list, options, num_input_heade
         check(not input_headers and not header_include_names, cl.CL_INVALID_VALUE,
               "num_input_headers is 0 but input_headers or header_include_names is not NULL")
         headers = []
-    check(prog.kernel_count == 0, cl.CL_INVALID_OPERATION, "kernels are attached to the program")
+    check(prog.kernel_count == 0 and _native.forget_kernel_layouts(program), cl.CL_INVALID_OPERATION,
+          "kernels are attached to the program")
     check(not prog.from_binary and not prog.linked, cl.CL_INVALID_OPERATION,
           "the program was not created from source")
     text = ctypes.string_at(options).decode("utf-8", errors="replace") if options else ""

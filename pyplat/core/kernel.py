@@ -75,7 +75,7 @@ class LaunchShape:
 
 
 class Kernel(RefCounted):
-    def __init__(self, program, info):
+    def __init__(self, program, info, slot=None):
         super().__init__()
         self.program = program.retain()
         program.kernel_count += 1
@@ -91,9 +91,9 @@ class Kernel(RefCounted):
         self._space_plans = {}        # the same for devices with memory of their own, per space
         self._fast = self.shape.fast
         self.check_records = {}       # launch plan -> its check record (PYPLAT_CHECK builds)
-        # the plan and the arguments as the fast path sees them
+        # the plan and the arguments as the fast path sees them (`slot`: one made natively already)
         n_set = len(info.args)
-        self.slot = (new_slot(self.shape.kinds, self.shape.value_sizes[:n_set], self.shape.written[:n_set],
+        self.slot = slot if slot is not None else (new_slot(self.shape.kinds, self.shape.value_sizes[:n_set], self.shape.written[:n_set],
                               id(STDOUT) if getattr(info, "prints", True) else 0)
                      if new_slot is not None else None)
         self._prepared = False        # prepare_plan has run once (see there)

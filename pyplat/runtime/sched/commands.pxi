@@ -233,13 +233,19 @@ cdef void cmd_attach(cmd_t *c, qtrack_t *q) noexcept nogil:
 DEF HOST_POLL_NS = 50000
 
 cdef inline void poll_until_set(int *flag) noexcept nogil:
-    cdef unsigned long long until = pp_now_ns() + HOST_POLL_NS
+    cdef unsigned long long until
+    if pp_load_i(flag):
+        return                    # (set already: no clock read, ~20 ns of a wait on a done event)
+    until = pp_now_ns() + HOST_POLL_NS
     while not pp_load_i(flag) and host_may_poll() and pp_now_ns() < until:
         pp_pause()
 
 
 cdef inline void poll_until_zero(long *count) noexcept nogil:
-    cdef unsigned long long until = pp_now_ns() + HOST_POLL_NS
+    cdef unsigned long long until
+    if pp_load(count) <= 0:
+        return                    # (an idle queue's clFinish reads no clock)
+    until = pp_now_ns() + HOST_POLL_NS
     while pp_load(count) > 0 and host_may_poll() and pp_now_ns() < until:
         pp_pause()
 
