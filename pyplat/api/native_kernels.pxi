@@ -177,7 +177,7 @@ def learn_kernel_layout(size_t program, bytes name, KernelSlot slot, context):
         raise MemoryError()
     pr.refs, pr.layout, pr.layout_bytes, pr.name_len = 1, layout, nbytes, n
     memcpy(pr.name, <char *>name, n)
-    fresh.context = id(context)
+    fresh.context = context_key(context)
     pthread_mutex_lock(&tab_lock)
     memcpy(layout, src, nbytes)                       # (src's state is guarded by tab_lock)
     layout_reset(layout)
