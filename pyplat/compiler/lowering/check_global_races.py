@@ -261,8 +261,8 @@ def _reduce_umax(b, size):
 
 
 def group_end(table, b, frame, k, wi, at):
-    """At the work-group function's end: each race slot's conflict reported (through a copy of
-    the work-item state holding the work-item's ids: `wi` itself is passed to no call)."""
+    """At the work-group function's end: each race slot's conflict reported (CheckTable.report_key:
+    through a copy of the work-item state holding the work-item's ids)."""
     slots = table.__dict__.get("global_race_slots", {}).get(k.name, [])
     if not slots:
         return
@@ -278,17 +278,6 @@ def group_end(table, b, frame, k, wi, at):
         next_bb = fn.append_basic_block("check.grace.site.next")
         b.cbranch(b.icmp_unsigned(">=", key, I64(1 << _KEY_LID)), found_bb, next_bb)
         b.position_at_end(found_bb)
-        copy = b.alloca(WI_TYPE, name="check.grace.wi")
-        cs = b.gep(copy, [I32(0), I32(0)], inbounds=True, source_etype=WI_TYPE)
-        for i in [abi.CTX_GROUP_ID + d for d in range(3)] + [abi.CTX_LOCAL_SIZE + d for d in range(3)] + \
-                [abi.CTX_GLOBAL_OFFSET + d for d in range(3)]:
-            b.store(b.load(slot(wis, i), typ=I64, align=8), slot(cs, i))
-        lin = b.sub(b.lshr(key, I64(_KEY_LID)), I64(1))
-        lx = b.load(slot(wis, abi.CTX_LOCAL_SIZE), typ=I64, align=8)
-        ly = b.load(slot(wis, abi.CTX_LOCAL_SIZE + 1), typ=I64, align=8)
-        b.store(b.urem(lin, lx), slot(cs, WI_LID))
-        b.store(b.urem(b.udiv(lin, lx), ly), slot(cs, WI_LID + 1))
-        b.store(b.udiv(lin, b.mul(lx, ly)), slot(cs, WI_LID + 2))
         volume = b.load(_word(b, frame, at + _VOLUME), typ=I64, align=8)
         groups = b.mul(b.mul(b.load(slot(wis, abi.CTX_NUM_GROUPS), typ=I64, align=8),
                              b.load(slot(wis, abi.CTX_NUM_GROUPS + 1), typ=I64, align=8)),
@@ -300,7 +289,7 @@ def group_end(table, b, frame, k, wi, at):
                      b.or_(b.shl(same, I64(32)), exact))
         kind = b.add(I64(KIND_WRITE_WRITE), b.and_(b.lshr(key, I64(_KEY_KIND)), I64(3)))
         offset = b.and_(key, I64((1 << _KEY_OFFSET_BITS) - 1))
-        b.call(table.report_function(), [frame, copy, I64(site), offset, I64(size), kind, word])
+        table.report_key(b, frame, wi, key, I64(site), offset, I64(size), kind, word, lid_shift=_KEY_LID)
         b.branch(end_bb)
         b.position_at_end(next_bb)
     b.branch(end_bb)

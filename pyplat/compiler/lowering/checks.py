@@ -169,9 +169,9 @@ class CheckTable:
         check_global_races.group_end(self, b, frame, k, wi, FR_OBJECTS + 3 * len(self._objects_of(k)) + SITE_SLOTS)
         return b.trunc(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8), I32)
 
-    def report_key(self, b, frame, wi, key, site, offset, size, kind, other):
-        """Report a finding kept in a frame word whose bits from 40 up are the work-item's
-        local linear id + 1 (the site slots, check_defined's uses)."""
+    def report_key(self, b, frame, wi, key, site, offset, size, kind, other, lid_shift=_OFFSET_BITS):
+        """Report a finding kept in a frame word whose bits from lid_shift up are the work-item's
+        local linear id + 1 (the site slots, check_defined's uses, check_global_races' slots)."""
         # a copy of the work-item state for the report: `wi` itself is passed to no call, so
         # that LLVM splits it into registers (and the frame stays private)
         copy = b.alloca(WI_TYPE, name="check.wi")
@@ -183,7 +183,7 @@ class CheckTable:
         for i in [abi.CTX_GROUP_ID + d for d in range(3)] + [abi.CTX_LOCAL_SIZE + d for d in range(3)] + \
                 [abi.CTX_GLOBAL_OFFSET + d for d in range(3)]:
             b.store(b.load(slot(wis, i), typ=I64, align=8), slot(cs, i))
-        lin = b.sub(b.lshr(key, I64(_OFFSET_BITS)), I64(1))
+        lin = b.sub(b.lshr(key, I64(lid_shift)), I64(1))
         lx = b.load(slot(wis, abi.CTX_LOCAL_SIZE), typ=I64, align=8)
         ly = b.load(slot(wis, abi.CTX_LOCAL_SIZE + 1), typ=I64, align=8)
         b.store(b.urem(lin, lx), slot(cs, WI_LID))
