@@ -217,12 +217,19 @@ class BarrierKernelGen(FuncGen):
         uses = {}
         writes = {}
 
+        decl_inits = {}                # variables declared with an initialiser: the initialiser
+
         def count(n):
+            if n.op == "decl" and len(n.kids) == 1:
+                decl_inits[n.val] = n.kids[0]
             if n.op == "var" and isinstance(n.val, Var):
                 uses[n.val] = uses.get(n.val, 0) + 1
             elif n.op in ("assign", "cassign", "incdec", "addr", "decay") and n.kids[0].op == "var":
                 writes[n.kids[0].val] = writes.get(n.kids[0].val, 0) + 1
         walk(self.f.body, count)
+        # never written after a uniform initialiser (`int gsize = get_global_size(0);`): uniform
+        self._uniform_vars = {v: e for v, e in decl_inits.items()
+                              if v not in writes and v.storage == "private" and not v.volatile}
 
         def update(e):
             """(var, sign, step) when e is `v += s`, `v -= s`, `v++`, `--v`..., else None."""
@@ -234,11 +241,17 @@ class BarrierKernelGen(FuncGen):
                 return e.kids[0].val, 1 if e.val == "+" else -1, e.kids[1]
             return None
 
+        self._for_starts = {}          # {var: its for-init value} (`long i; for (i = gid; ...)`)
         for key, loop in self._lockstep_nodes.items():
             body = loop.kids[3] if loop.op == "for" else loop.kids[1] if loop.op == "while" else loop.kids[0]
             cands = []
+            start = None
             if loop.op == "for":
                 cands.append(update(loop.kids[2]))
+                init = loop.kids[0]
+                if init is not None and init.op == "expr" and init.kids and init.kids[0].op == "assign" \
+                        and init.kids[0].kids[0].op == "var":
+                    start = init.kids[0].kids[0].val, init.kids[0].kids[1]
             has_continue = []
             walk(body, lambda x: has_continue.append(x) if x.op == "continue" else None)
             if not has_continue:
@@ -255,10 +268,13 @@ class BarrierKernelGen(FuncGen):
                     continue
                 v, sign, step = c
                 t = v.type
+                from_init = start is not None and start[0] is v and v not in decl_inits
                 if (v.storage == "private" and t.is_scalar and t.is_int and not t.is_bool and not v.volatile
-                        and writes.get(v) == 1 and uses.get(v) == inside.get(v)
+                        and writes.get(v) == 1 + from_init and uses.get(v) == inside.get(v)
                         and (step is None or self._uniform(step)) and v not in found):
                     found[v] = (key, sign, step)
+                    if from_init:
+                        self._for_starts[v] = start[1]
         return found
 
     def _uniform(self, e):
@@ -270,6 +286,8 @@ class BarrierKernelGen(FuncGen):
             return not (e.type.is_struct or e.type.is_array)
         if op == "load":
             v = e.kids[0]
+            if v.op == "var" and v.val in getattr(self, "_uniform_vars", ()):
+                return self._uniform(self._uniform_vars[v.val])
             return (v.op == "var" and v.val.storage == "param" and not v.val.volatile
                     and v.val not in self._written_params)
         if op == "builtin":
@@ -297,7 +315,7 @@ class BarrierKernelGen(FuncGen):
                 if x.op == "var":
                     written.add(x.val)
             elif n.op == "decl" and isinstance(n.val, Var):
-                inits[n.val] = n.kids[0] if len(n.kids) == 1 else None
+                inits[n.val] = n.kids[0] if len(n.kids) == 1 else self._for_starts.get(n.val)
         walk(self.f.body, visit)
         written = written - set(steps)
         remat = {}
@@ -671,13 +689,17 @@ class BarrierKernelGen(FuncGen):
             b.position_at_end(set_bb)
             b.store(I1(1), busy)
 
+        ivs = [(v, st) for v, st in self.induction.items() if st[0] == id(n)]
+
         def start():
             if init is not None:
                 self.stmt(init)
+            for v in ivs:                    # started here (`for (i = gid; ...)`): live from now on
+                if v[0] in self._for_starts and v[0] not in self.remat_live:
+                    self.remat_live.append(v[0])
             test(I1(1) if n.op == "do" else self.truth(self.rv(cond), cond.type))
         self.region(start)
 
-        ivs = [(v, st) for v, st in self.induction.items() if st[0] == id(n)]
         trip = self.group_flag("trip", I64) if ivs else None
         if trip is not None:
             self.b.store(I64(0), trip)        # iterations run so far, this time through the loop
@@ -741,6 +763,8 @@ class BarrierKernelGen(FuncGen):
             if b.block.is_terminated:
                 b.position_at_end(b.append_basic_block("dead"))
         if op == "decl" and n.val in self.remat:
+            if not n.kids:             # started by its lockstep loop's init (lockstep_loop)
+                return
             self.init_mem(self.vars[n.val], n.val.type, n.kids[0])
             if n.val not in self.remat_live:
                 self.remat_live.append(n.val)

@@ -14,7 +14,7 @@ from llvmlite import ir
 from .. import progvars as PV
 from ..builtins.printf import emit_host_printf
 from ..tree import CompileError
-from . import barrier_tree, checks, workgroup
+from . import barrier_tree, checks, group_stride, workgroup
 from .barriers import BarrierKernelGen
 from .function import FuncGen
 from .irbuild import I8, PTR, VOIDT
@@ -156,6 +156,8 @@ class ModuleGen:
             self.check_table().note_kernels(kernels)
         memo = {}
         with_barriers = [k for k in kernels if barrier_tree.has_barrier(k.body, memo)]
+        strided = [k for k in kernels if k not in with_barriers and not barrier_tree.uses_goto(k.body)
+                   and group_stride.qualifies(k, workgroup.required_size(k))]
         for k in with_barriers:
             if barrier_tree.uses_goto(k.body):
                 raise CompileError("kernel '%s' uses goto together with barrier() (also counted: goto in "
@@ -164,14 +166,14 @@ class ModuleGen:
         for k in kernels:
             if k not in with_barriers:
                 self.function(k)
-        for k in with_barriers:
+        for k in with_barriers + strided:   # (strided: their functions are made above too)
             names[k.name] = workgroup.name_of(k)
             BarrierKernelGen(self, k, names[k.name]).emit()
         while self.pending:
             f = self.pending.pop()
             FuncGen(self, f).emit()
         for k in kernels:
-            if k not in with_barriers:
+            if k not in with_barriers and k not in strided:
                 names[k.name] = self.workgroup_function(k)
         if self._check_table is not None:
             self._check_table.finish([(g, v.type.size) for v, g in self.globals.items()
