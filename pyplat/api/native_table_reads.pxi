@@ -75,6 +75,8 @@ cdef struct tab_view_t:           # one array of the table, as readers find it
 cdef size_t tab_seq = 0           # odd while a writer (holding tab_lock) changes entries
 cdef tab_view_t tab_views[MAX_TAB_ORDER]   # per capacity 2**i: its array, kept once made
 cdef tab_view_t *tab_view = NULL  # the array in use (published with a release store)
+cdef size_t tab_arrays_made = 0   # arrays ever allocated, and rebuilds (table_read_stats)
+cdef size_t tab_rebuilds = 0
 
 cdef struct tab_read_t:           # what a lock-free read copied out of an entry
     int kind
@@ -102,7 +104,7 @@ cdef void tab_rehash(size_t cap) noexcept nogil:
     """(tab_lock held, inside a write) The table rebuilt at `cap` without its deleted slots: into
     the array kept for that capacity (made on first need), or, at the same capacity, in place
     from a private copy. The array left behind stays for readers still probing it."""
-    global tab, tab_cap, tab_used, tab_view
+    global tab, tab_cap, tab_used, tab_view, tab_arrays_made, tab_rebuilds
     cdef tab_view_t *v = &tab_views[tab_order(cap)]
     cdef hent_t *src = tab
     cdef hent_t *copy = NULL
@@ -112,6 +114,7 @@ cdef void tab_rehash(size_t cap) noexcept nogil:
         if v.slots == NULL:
             abort_oom()
         v.mask = mask
+        tab_arrays_made += 1
     if v.slots == tab:                         # same capacity: from a copy nobody else sees
         copy = <hent_t *>malloc(n * sizeof(hent_t))
         if copy == NULL:
@@ -128,6 +131,7 @@ cdef void tab_rehash(size_t cap) noexcept nogil:
             tab[j] = src[i]
             tab_used += 1
     free(copy)
+    tab_rebuilds += 1
     pp_ptr_store_release(<void **>&tab_view, v)
 
 
@@ -182,6 +186,11 @@ cdef inline void *tab_read_ptr(size_t key, int kind) noexcept nogil:
 
 
 def table_read_stats():
-    """(sequence count, {capacity: address of its array}) of the handle table: the arrays kept."""
-    return tab_seq, {<size_t>1 << i: <size_t>tab_views[i].slots for i in range(MAX_TAB_ORDER)
-                     if tab_views[i].slots != NULL}
+    """{"seq": sequence count, "rebuilds": rebuilds so far, "arrays": arrays ever allocated,
+    "capacities": those whose arrays are kept} of the handle table."""
+    with nogil:
+        pthread_mutex_lock(&tab_lock)
+    stats = {"seq": tab_seq, "rebuilds": tab_rebuilds, "arrays": tab_arrays_made,
+             "capacities": [<size_t>1 << i for i in range(MAX_TAB_ORDER) if tab_views[i].slots != NULL]}
+    pthread_mutex_unlock(&tab_lock)
+    return stats
