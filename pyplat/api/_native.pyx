@@ -28,7 +28,7 @@ Freed handles of every kind are quarantined, so that a stale pointer reads as de
 and is not soon reused by a new object. The quarantine's memory is allocated once, when this
 module is loaded, and recycled: memory stays flat from the first create/release (hmem_*).
 """
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memset, memcmp, memcpy
 from libc.stdint cimport uint64_t, int32_t, uint32_t
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
@@ -129,7 +129,7 @@ cdef long handle_serial = 0
 
 
 cdef hent_t *tab_find(size_t key) noexcept nogil:
-    """(tab_lock held) The live entry of a handle address, or NULL."""
+    """(tab_lock held) The live entry of a handle address, or NULL (tab_read: without the lock)."""
     cdef size_t mask, j
     if tab_cap == 0 or key <= 1:
         return NULL
@@ -142,22 +142,7 @@ cdef hent_t *tab_find(size_t key) noexcept nogil:
     return NULL
 
 
-cdef void tab_rehash(size_t cap) noexcept nogil:
-    global tab, tab_cap, tab_used
-    cdef hent_t *old = tab
-    cdef size_t n = tab_cap, i, j, mask = cap - 1
-    tab = <hent_t *>calloc(cap, sizeof(hent_t))
-    if tab == NULL:
-        abort_oom()
-    tab_cap, tab_used = cap, 0
-    for i in range(n):
-        if old[i].key > 1:
-            j = key_hash(old[i].key) & mask
-            while tab[j].key != 0:
-                j = (j + 1) & mask
-            tab[j] = old[i]
-            tab_used += 1
-    free(old)
+include "native_table_reads.pxi"       # tab_rehash, and tab_read: lookups without tab_lock
 
 
 cdef hent_t *tab_insert(size_t key) noexcept nogil:
@@ -189,15 +174,19 @@ cdef hent_t *publish_locked(pyplat_handle *h, int kind, int flags, void *ptr, si
     h.dispatch = <void *>h_dispatch
     h.magic, h.kind = PYPLAT_HANDLE_MAGIC, kind
     h.serial = <uint64_t>pp_add(&handle_serial, 1)
+    tab_write_begin()
     e = tab_insert(<size_t>h)
     e.kind, e.flags, e.ptr, e.context, e.api_refs = kind, flags, ptr, context, api_refs
+    tab_write_end()
     return e
 
 
 cdef inline void tab_delete(hent_t *e) noexcept nogil:
     """(tab_lock held)"""
     global tab_live
+    tab_write_begin()
     e.key, e.ptr, e.obj = 1, NULL, NULL
+    tab_write_end()
     tab_live -= 1
 
 

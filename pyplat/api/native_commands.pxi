@@ -360,19 +360,14 @@ cdef int32_t n_mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
                         size_t size_ret) noexcept nogil:
     """clGetMemObjectInfo of a buffer's size or flags (pyopencl reads Buffer.size through it),
     from its native record. Other queries, bad handles and short buffers: the Python entry."""
-    cdef hent_t *e
-    cdef uint64_t answer = 0
-    cdef int found = 0
+    cdef nmem_t *m
+    cdef uint64_t answer
     if (param != MEM_SIZE and param != MEM_FLAGS) or (value != 0 and size < 8):
         return PYPLAT_DEFER
-    pthread_mutex_lock(&tab_lock)
-    e = tab_find(mem)
-    if e != NULL and e.kind == PYPLAT_KIND_MEM and e.ptr != NULL:
-        answer = (<nmem_t *>e.ptr).size if param == MEM_SIZE else (<nmem_t *>e.ptr).flags
-        found = 1
-    pthread_mutex_unlock(&tab_lock)
-    if not found:
+    m = <nmem_t *>tab_read_ptr(mem, PYPLAT_KIND_MEM)   # (no lock: size and flags never change)
+    if m == NULL:
         return PYPLAT_DEFER
+    answer = m.size if param == MEM_SIZE else m.flags
     if value != 0:
         (<uint64_t *>value)[0] = answer
     if size_ret != 0:

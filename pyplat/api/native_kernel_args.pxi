@@ -547,7 +547,7 @@ cdef void wg_learn_locked(kargs_t *ka, size_t device, uint64_t wg_size, uint64_t
         ka.wg[j].wg_size, ka.wg[j].multiple = wg_size, multiple
         memcpy(ka.compile_wg, compile_wg, sizeof(ka.compile_wg))
         ka.local_mem, ka.private_mem = local_mem, private_mem
-        ka.n_wg += 1
+        pp_int_store_release(&ka.n_wg, j + 1)     # (its fields first: n_kernel_wg_info reads unlocked)
 
 
 cdef int32_t n_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint64_t size, size_t value,
@@ -555,22 +555,21 @@ cdef int32_t n_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint
     """clGetKernelWorkGroupInfo of the per-kernel constants, for a device the Python entry
     answered for before (learn_work_group_info). Other queries, handles and short buffers: the
     Python entry."""
-    cdef hent_t *e
+    cdef tab_read_t r
+    cdef kslot_t *k
     cdef kargs_t *ka
     cdef uint64_t answer[3]
     cdef uint64_t need = 8
     cdef int j, found = 0
     if (param < KERNEL_WORK_GROUP_SIZE or param > KERNEL_PRIVATE_MEM_SIZE) or (value != 0 and size < 8):
         return PYPLAT_DEFER
-    pthread_mutex_lock(&tab_lock)
-    e = tab_find(kernel)
-    if e != NULL and e.kind == PYPLAT_KIND_KERNEL and e.ptr != NULL and (<kslot_t *>e.ptr).args != NULL:
-        ka = <kargs_t *>(<kslot_t *>e.ptr).args
-        for j in range(ka.n_wg):
+    k = <kslot_t *>tab_read_ptr(kernel, PYPLAT_KIND_KERNEL)     # (no lock: tab_read)
+    if k != NULL and k.args != NULL:
+        ka = <kargs_t *>k.args
+        for j in range(pp_int_load_acquire(&ka.n_wg)):            # (records only added)
             if ka.wg[j].handle == device:
                 if device != 0:
-                    e = tab_find(device)
-                    if e == NULL or e.kind != PYPLAT_KIND_DEVICE or (<pyplat_handle *>device).serial != ka.wg[j].serial:
+                    if not tab_read(device, &r) or r.kind != PYPLAT_KIND_DEVICE or (<pyplat_handle *>device).serial != ka.wg[j].serial:
                         break
                 found = 1
                 if param == KERNEL_WORK_GROUP_SIZE:
@@ -586,7 +585,6 @@ cdef int32_t n_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint
                     memcpy(answer, ka.compile_wg, sizeof(answer))
                     need = 24
                 break
-    pthread_mutex_unlock(&tab_lock)
     if not found or (value != 0 and size < need):
         return PYPLAT_DEFER
     if value != 0:
@@ -599,15 +597,13 @@ cdef int32_t n_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint
 cdef int32_t n_kernel_info(size_t kernel, uint32_t param, uint64_t size, size_t value,
                            size_t size_ret) noexcept nogil:
     """clGetKernelInfo(CL_KERNEL_NUM_ARGS); the rest is the Python entry's."""
-    cdef hent_t *e
+    cdef kslot_t *k
     cdef int n = -1
     if param != KERNEL_NUM_ARGS or (value != 0 and size < 4):
         return PYPLAT_DEFER
-    pthread_mutex_lock(&tab_lock)
-    e = tab_find(kernel)
-    if e != NULL and e.kind == PYPLAT_KIND_KERNEL and e.ptr != NULL and (<kslot_t *>e.ptr).args != NULL:
-        n = (<kargs_t *>(<kslot_t *>e.ptr).args).n
-    pthread_mutex_unlock(&tab_lock)
+    k = <kslot_t *>tab_read_ptr(kernel, PYPLAT_KIND_KERNEL)     # (no lock: tab_read)
+    if k != NULL and k.args != NULL:
+        n = (<kargs_t *>k.args).n
     if n < 0:
         return PYPLAT_DEFER
     if value != 0:
