@@ -105,6 +105,19 @@ __kernel void divide_by_zero(__global int *out, __global const int *in, int d) {
 __kernel void global_counter_race(__global int *hits) {
     hits[0] += 1;
 }
+__kernel void sum_past_global(__global int *out, __global const int *in) {
+    __local int part[64];
+    size_t l = get_local_id(0), i = l;
+    int acc = 0;
+    for (int s = 0; s < 5; s++) {       /* pyopencl's reduction loop, with an off-by-one bound */
+        if (i > 256) break;
+        acc += in[i];
+        i += 64;
+    }
+    part[l] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0) out[0] = part[0] + part[63];
+}
 __kernel void add_one(__global int *o) { o[get_global_id(0)] += 1; }
 """
 
@@ -161,7 +174,8 @@ CASES = {
         "ev = prg.missing_barrier(q, (N,), (64,), out)",
         ["data race: write after another work-item's read of 4 bytes at offset 128 of __local variable "
          "'tile' (256 bytes) (other work-item: local linear id 31, since the last barrier)",
-         "global (32, 0, 0) local (32, 0, 0)"], "tile[l] = (int)l;", "races"),
+         "local (32, 0, 0)"], "tile[l] = (int)l;", "races"),     # (every group has it: whichever
+                                                                    # worker reports first)
     "global_counter_race": (        # every work-item, no atomics: the first one after another's
         "ev = prg.global_counter_race(q, (N,), (64,), out)",
         ["data race: read after another work-item's write of 4 bytes at offset 0 of __global argument "
@@ -170,7 +184,11 @@ CASES = {
         "ev = prg.uninit_local_read(q, (N,), (64,), out)",
         ["use of a value read from uninitialised __local memory (read at <source>:",
          "from __local variable 'half_set'): a store of it to __global argument 'out', at",
-         "global (32, 0, 0) local (32, 0, 0)"], "= half_set[l]", "uninit"),
+         "local (32, 0, 0)"], "= half_set[l]", "uninit"),        # (every group: see above)
+    "sum_past_global": (            # under the `if` of a loop in a kernel with barriers
+        "ev = prg.sum_past_global(q, (64,), (64,), out, inp)",
+        ["out-of-bounds read of 4 bytes at offset 1024 of __global argument 'in' (1024 bytes)",
+         "global (0, 0, 0) local (0, 0, 0)"], "acc += in[i];"),
     "wild_offset": (
         "ev = prg.wild_offset(q, (N,), (64,), out, inp)",
         ["out-of-bounds read of 4 bytes at address", "global (77, 0, 0) local (13, 0, 0)"], "return p[i]"),

@@ -132,7 +132,21 @@ def compile_object(ir_text, opt_level=3, unroll=True, vectorize=True):
         return _compile_object(ir_text, opt_level, unroll, vectorize)
 
 
+def optimised_ir(ir_text, opt_level=3, unroll=True, vectorize=True):
+    """The module as compile_object optimises it, as LLVM IR text (tests look for the loops
+    the vectoriser took)."""
+    with _lock:
+        _bury()
+        mod, _ = _optimise(ir_text, opt_level, unroll, vectorize)
+        return str(mod)
+
+
 def _compile_object(ir_text, opt_level, unroll, vectorize):
+    mod, tm = _optimise(ir_text, opt_level, unroll, vectorize)
+    return tm.emit_object(mod)
+
+
+def _optimise(ir_text, opt_level, unroll, vectorize):
     s = _init()
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
@@ -153,7 +167,7 @@ def _compile_object(ir_text, opt_level, unroll, vectorize):
         mpm.run(mod, pb)
     finally:
         _dispose_pass_manager(mpm)
-    return tm.emit_object(mod)
+    return mod, tm
 
 
 def _dispose_pass_manager(mpm):

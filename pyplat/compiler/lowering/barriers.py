@@ -53,6 +53,7 @@ class _WGLoop:
 
 class BarrierKernelGen(FuncGen):
     """Emits the exported work-group function of a kernel containing barriers."""
+    whole_group = True             # the work-group function itself (checks.py keeps site slots in registers)
 
     def __init__(self, mg, k, name):
         self.mg, self.f = mg, k

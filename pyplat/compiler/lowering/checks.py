@@ -70,6 +70,7 @@ class CheckTable:
         self.report = None
         self.site_slots = {}           # kernel name -> [site] of its frame's site slots
         self.called_kernels = set()    # kernels also called as functions: no frame hints there
+        self.slot_registers = {}       # kernel name -> [alloca] of site slots kept in registers
 
     def note_kernels(self, kernels):
         """Before lowering: the kernels some function calls (their body then runs with another
@@ -151,8 +152,9 @@ class CheckTable:
             fn = b.function
             end_bb = fn.append_basic_block("check.end")
             first = FR_OBJECTS + 3 * len(self._objects_of(k))
+            registers = self.slot_registers.get(k.name)
             for j, site in enumerate(slots):
-                key = b.load(_i64p(b, frame, first + j), typ=I64, align=8)
+                key = b.load(registers[j] if registers else _i64p(b, frame, first + j), typ=I64, align=8)
                 found_bb = fn.append_basic_block("check.site")
                 next_bb = fn.append_basic_block("check.site.next")
                 b.cbranch(b.icmp_unsigned(">=", key, I64(1 << _OFFSET_BITS)), found_bb, next_bb)
@@ -190,6 +192,21 @@ class CheckTable:
         b.store(b.urem(b.udiv(lin, lx), ly), slot(cs, WI_LID + 1))
         b.store(b.udiv(lin, b.mul(lx, ly)), slot(cs, WI_LID + 2))
         b.call(self.report_function(), [frame, copy, site, offset, size, kind, other])
+
+    def _site_slot(self, g, frame, j):
+        """Where site slot j accumulates. In a work-group function lowered in one piece
+        (barriers.py: its regions' loops are in it) an alloca of that function, which LLVM keeps
+        in a register: a max under a work-item's `if` is then a conditional reduction the loop
+        vectoriser takes, where a store to the frame (which escapes) is not. Otherwise (a plain
+        kernel's body, called per work-item) the frame's word."""
+        if not getattr(g, "whole_group", False):
+            return _i64p(g.b, frame, FR_OBJECTS + 3 * len(self._objects_of(g.f)) + j)
+        registers = self.slot_registers.setdefault(g.f.name, [])
+        while len(registers) <= j:
+            a = g.abuild.alloca(I64, name="check.slot")
+            g.abuild.store(I64(0), a)
+            registers.append(a)
+        return registers[j]
 
     def exact(self, g, hint):
         """Whether an access outside the hinted object is outside every object: the hint is a
@@ -315,14 +332,16 @@ class CheckTable:
                 base = self._invariant(b.load(_i64p(b, frame, at), typ=I64, align=8))
                 limit = self._invariant(b.load(_i64p(b, frame, at + 1), typ=I64, align=8))
             off = b.sub(p, base)
-            inside = b.and_(b.icmp_unsigned("<=", off, limit),
-                            b.icmp_unsigned("<=", I64(size), b.sub(limit, off)))
+            # off + size <= limit without overflow, in one compare per access: limit - size and
+            # whether the object holds `size` bytes at all do not change in a loop (hoisted)
+            inside = b.and_(b.icmp_unsigned("<=", off, b.sub(limit, I64(size))),
+                            b.icmp_unsigned("<=", I64(size), limit))
             slots = self.site_slots.setdefault(g.f.name, []) if g.f.is_kernel else None
             if self.exact(g, hint) and slots is not None and len(slots) < SITE_SLOTS:
                 # no call: the site's slot keeps the largest (local linear id + 1, offset) of the
                 # failing work-items, a max over the work-item loop that LLVM still vectorises;
                 # group_result reports it when the group ends
-                at = _i64p(b, frame, FR_OBJECTS + 3 * len(self._objects_of(g.f)) + len(slots))
+                at = self._site_slot(g, frame, len(slots))
                 slots.append(site)
                 lid = [g.wi_slot(WI_LID + d) for d in range(3)]
                 ls = [g.wi_slot(abi.CTX_LOCAL_SIZE + d) for d in range(2)]
@@ -332,10 +351,9 @@ class CheckTable:
                 # (1, not 0, where inside: umax(old, 0) would fold into a select of the max,
                 # which the vectoriser does not take for a reduction; a finding is >= 2^40)
                 key = b.select(inside, I64(1), code)
+                # (no FR_FOUND here: group_result's report of the slot sets it)
                 old = b.load(at, typ=I64, align=8)
                 b.store(b.select(b.icmp_unsigned(">", key, old), key, old), at)
-                b.store(b.or_(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8),
-                              b.zext(b.not_(inside), I64)), _i64p(b, frame, FR_FOUND))
                 skip_bb = b.block
                 b.cbranch(inside, ok_bb, join_bb)
                 b.position_at_end(bad_bb)

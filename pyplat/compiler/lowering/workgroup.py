@@ -43,6 +43,8 @@ def work_item_state(alloca_b, b, ctx, reqd):
             v = I64(reqd[d])
         else:
             v = b.load(b.gep(ctx, [I64(i)], inbounds=True, source_etype=I64), typ=I64, align=8)
+            if 0 <= d < 3:          # as local_sizes' loads: where `wi` stays (checked kernels)
+                v.set_metadata("range", _below_2_31(b.module))   # LLVM merges the two loads
         b.store(v, b.gep(slots, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE))
     lm = b.load(b.gep(ctx, [I64(abi.CTX_LOCAL_MEM)], inbounds=True, source_etype=I64), typ=PTR, align=8)
     b.store(lm, b.gep(wi, [I32(0), I32(1)], inbounds=True, source_etype=WI_TYPE))
@@ -77,14 +79,17 @@ def local_sizes(b, ctx, reqd):
     indexed by it stay contiguous (or versioned for a unit stride) instead of gathers."""
     if reqd:
         return tuple(I64(x) for x in reqd)
-    m = b.module
-    bounded = m.add_metadata([I64(0), I64(1 << 31)])
+    bounded = _below_2_31(b.module)
     sizes = []
     for d in range(3):
         v = b.load(b.gep(ctx, [I64(abi.CTX_LOCAL_SIZE + d)], inbounds=True, source_etype=I64), typ=I64, align=8)
         v.set_metadata("range", bounded)
         sizes.append(v)
     return tuple(sizes)
+
+
+def _below_2_31(module):
+    return module.add_metadata([I64(0), I64(1 << 31)])
 
 
 def skip_empty_group(b, fn, sizes):
