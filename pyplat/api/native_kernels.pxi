@@ -26,8 +26,6 @@ cdef extern from "<string.h>" nogil:
     size_t strnlen(const char *s, size_t maxlen)
 
 DEF MAX_KERNEL_NAME = 256         # longer names: the Python entry's
-DEF HF_ADOPTING = 4               # (entry flags) adopt_kernel is making its core object: a
-                                  # native release defers, and so waits for it (handles._lock)
 
 
 cdef struct kproto_t:             # a kernel name's argument layout (in its program's record)
