@@ -65,6 +65,14 @@ def ints(ctx, values):
     return make_buffer(ctx, a.nbytes, cl.CL_MEM_READ_WRITE | cl.CL_MEM_COPY_HOST_PTR, a)
 
 
+def python_kernel(prog, name):
+    """A kernel with a core Kernel (adopted if the native clCreateKernel made it): its first
+    plan is Python's."""
+    k = create_kernel(prog, name)
+    assert handles.adopted(k) is not None
+    return k
+
+
 def first_plan(ctx, q, k, x, y, a=1):
     """The kernel's first plan (Python's: the set of its last argument) and one launch."""
     assert set_arg(k, 0, x) == 0 and set_arg(k, 2, I32(a)) == 0 and set_arg(k, 1, y) == 0
@@ -75,7 +83,7 @@ def first_plan(ctx, q, k, x, y, a=1):
 def test_new_buffers_before_each_launch_stay_native(env):
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
-    k = create_kernel(prog, b"axpy")
+    k = python_kernel(prog, b"axpy")
     x0, y0 = ints(ctx, np.arange(N)), ints(ctx, np.zeros(N))
     first_plan(ctx, q, k, x0, y0)
     kernel = handles.peek(k)
@@ -104,7 +112,7 @@ def test_every_buffer_argument_new_at_once(env):
     """Up to four buffers a plan's root does not hold are kept for a launch natively."""
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
-    k = create_kernel(prog, b"add3")
+    k = python_kernel(prog, b"add3")
     bufs = [ints(ctx, np.full(N, v)) for v in (1, 2, 3, 0)]
     for j, b in enumerate(bufs):
         assert set_arg(k, j, b) == 0
@@ -124,7 +132,7 @@ def test_every_buffer_argument_new_at_once(env):
 def test_a_buffer_released_after_it_was_set_is_never_used(env):
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
-    k = create_kernel(prog, b"axpy")
+    k = python_kernel(prog, b"axpy")
     x0, y0 = ints(ctx, np.arange(N)), ints(ctx, np.zeros(N))
     first_plan(ctx, q, k, x0, y0)
     y = ints(ctx, np.zeros(N))
@@ -141,7 +149,8 @@ def test_a_buffer_released_after_it_was_set_is_never_used(env):
     assert CL.clReleaseKernel(k) == 0 and CL.clReleaseCommandQueue(q) == 0
 
 
-def test_kernels_buffers_and_program_released_while_launches_wait(env):
+@pytest.mark.parametrize("made", ["python", "natively"])
+def test_kernels_buffers_and_program_released_while_launches_wait(env, made):
     ctx, dev, _ = env
     from test_programs_kernels import create_program
     prog = create_program(ctx, SOURCE)
@@ -152,7 +161,7 @@ def test_kernels_buffers_and_program_released_while_launches_wait(env):
     assert e.value == 0
     outs = []
     for it in range(6):
-        k = create_kernel(prog, b"axpy")
+        k = (python_kernel if made == "python" or it == 0 else create_kernel)(prog, b"axpy")
         x0, y0 = ints(ctx, np.zeros(N)), ints(ctx, np.zeros(N))
         first_plan(ctx, q, k, x0, y0)
         x, y = ints(ctx, np.arange(N) + it), ints(ctx, np.full(N, 100))
@@ -160,9 +169,11 @@ def test_kernels_buffers_and_program_released_while_launches_wait(env):
         marker = S()
         assert CL.clEnqueueMarkerWithWaitList(q, 1, addr(S(gate)), addr(marker)) == 0
         assert native_launch(q, k) == 0                  # in order: after the gated marker
+        if made == "natively" and it:
+            assert handles.peek(k) is None               # its first plan built natively too
         assert CL.clReleaseEvent(marker.value) == 0
-        if it == 0:
-            assert CL.clReleaseProgram(prog) == 0        # the program before its kernels
+        if it == 5:
+            assert CL.clReleaseProgram(prog) == 0        # the program before its last kernel
         for obj in (x, x0, y0):
             assert CL.clReleaseMemObject(obj) == 0
         assert CL.clReleaseKernel(k) == 0
@@ -180,7 +191,7 @@ def test_python_taking_the_arguments_builds_its_own_plan(env):
     with new sizes, which crosses into Python) has the new buffer and a plan that holds it."""
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
-    k = create_kernel(prog, b"axpy")
+    k = python_kernel(prog, b"axpy")
     x0, y0 = ints(ctx, np.arange(N)), ints(ctx, np.zeros(N))
     first_plan(ctx, q, k, x0, y0)
     y = ints(ctx, np.ones(N))
@@ -233,7 +244,7 @@ def test_swapping_between_held_and_new_buffers(env):
     every launch reads and writes the buffers set last, in the queue's order."""
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
-    k = create_kernel(prog, b"axpy")
+    k = python_kernel(prog, b"axpy")
     x0, y0 = ints(ctx, np.ones(N)), ints(ctx, np.zeros(N))
     first_plan(ctx, q, k, x0, y0)                        # y0: 1
     y1 = ints(ctx, np.zeros(N))
@@ -248,3 +259,87 @@ def test_swapping_between_held_and_new_buffers(env):
     for obj in (x0, y0, y1):
         assert CL.clReleaseMemObject(obj) == 0
     assert CL.clReleaseKernel(k) == 0 and CL.clReleaseCommandQueue(q) == 0
+
+
+def test_create_set_launch_release_stays_native_after_the_first_kernel(env):
+    """Kernels made natively get their first plan natively: a C loop of clCreateKernel,
+    clSetKernelArg, clEnqueueNDRangeKernel and clReleaseKernel with new buffers each time never
+    makes a core Kernel, gives the right results, and its released kernels' plans give the
+    program's counts back once their launches finished."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    before = _native.api_references(prog)              # the application's and native kernels'
+    k0 = python_kernel(prog, b"axpy")                    # learns the name's plan template
+    x0, y0 = ints(ctx, np.zeros(N)), ints(ctx, np.zeros(N))
+    first_plan(ctx, q, k0, x0, y0)
+    assert CL.clReleaseKernel(k0) == 0
+    results = []
+    for it in range(20):
+        x, y = ints(ctx, np.arange(N) + it), ints(ctx, np.full(N, it))
+        k = create_kernel(prog, b"axpy")
+        assert handles.peek(k) is None
+        assert native_set(k, 0, x) == 0 and native_set_value(k, 2, 2) == 0
+        assert native_set(k, 1, y) == 0                  # the last one: the plan, natively
+        assert native_launch(q, k) == 0
+        assert handles.peek(k) is None                   # never a core Kernel
+        assert CL.clReleaseKernel(k) == 0                # (its launch may be pending)
+        assert CL.clReleaseMemObject(x) == 0
+        results.append((y, 2 * (np.arange(N) + it) + it))
+    for y, want in results:
+        assert read(q, y, 4 * N, np.int32).tolist() == want.tolist()
+        assert CL.clReleaseMemObject(y) == 0
+    assert CL.clFinish(q) == 0
+    assert _native.api_references(prog) == before and _native.native_kernels_of(prog) == 0
+    for obj in (x0, y0):
+        assert CL.clReleaseMemObject(obj) == 0
+    assert CL.clReleaseCommandQueue(q) == 0
+
+
+def test_a_native_first_plan_handed_to_python_on_adoption(env):
+    """Adopted with launches pending (gated), a kernel whose first plan was built natively keeps
+    its results, its arguments and its program, and Python builds its next plan."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k0 = python_kernel(prog, b"axpy")
+    x0, y0 = ints(ctx, np.zeros(N)), ints(ctx, np.zeros(N))
+    first_plan(ctx, q, k0, x0, y0)
+    e = err()
+    gate = CL.clCreateUserEvent(ctx, addr(e))
+    marker = S()
+    assert CL.clEnqueueMarkerWithWaitList(q, 1, addr(S(gate)), addr(marker)) == 0
+    x, y = ints(ctx, np.arange(N)), ints(ctx, np.ones(N))
+    k = create_kernel(prog, b"axpy")
+    assert native_set(k, 0, x) == 0 and native_set_value(k, 2, 5) == 0 and native_set(k, 1, y) == 0
+    assert native_launch(q, k) == 0 and handles.peek(k) is None
+    kernel = handles.adopted(k)                          # Python takes it over meanwhile
+    assert kernel.current_plan() is None                 # (the native one is not Python's)
+    assert kernel.args[2] == ("value", (5).to_bytes(4, "little")) and kernel.args[1][1] is handles.peek(y)
+    assert CL.clSetUserEventStatus(gate, cl.CL_COMPLETE) == 0
+    g = S(N)
+    assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 0, 0, 0) == 0     # Python's plan now
+    assert read(q, y, 4 * N, np.int32).tolist() == (10 * np.arange(N) + 1).tolist()
+    assert CL.clReleaseKernel(k) == 0 and CL.clReleaseKernel(k0) == 0
+    for obj in (x0, y0, x, y):
+        assert CL.clReleaseMemObject(obj) == 0
+    assert CL.clReleaseEvent(gate) == 0 and CL.clReleaseEvent(marker.value) == 0
+    assert CL.clFinish(q) == 0 and CL.clReleaseCommandQueue(q) == 0
+
+
+def test_a_buffer_released_before_a_native_first_plan_launches(env):
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k0 = python_kernel(prog, b"axpy")
+    x0, y0 = ints(ctx, np.zeros(N)), ints(ctx, np.zeros(N))
+    first_plan(ctx, q, k0, x0, y0)
+    k = create_kernel(prog, b"axpy")
+    y = ints(ctx, np.zeros(N))
+    assert native_set(k, 0, x0) == 0 and native_set_value(k, 2, 1) == 0 and native_set(k, 1, y) == 0
+    assert CL.clReleaseMemObject(y) == 0
+    assert native_launch(q, k) == _native.DEFER
+    g = S(N)
+    assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 0, 0, 0) == cl.CL_INVALID_KERNEL_ARGS
+    for obj in (k, k0):
+        assert CL.clReleaseKernel(obj) == 0
+    for obj in (x0, y0):
+        assert CL.clReleaseMemObject(obj) == 0
+    assert CL.clFinish(q) == 0 and CL.clReleaseCommandQueue(q) == 0

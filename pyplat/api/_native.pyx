@@ -389,6 +389,8 @@ cdef class KernelSlot:
         pthread_mutex_unlock(&tab_lock)
         if old != NULL:
             plan_decref(old)
+        if plan is not None and plan.root is None:
+            learn_plan_template(self.k, new)                 # (native_plans.pxi)
         note_plan_buffers(self.k, plan)    # (native_kernel_args.pxi)
 
 
@@ -626,9 +628,11 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
                     cmd_incref(waits[n])
                     n += 1
     if ok:
+        n_foreign = foreign_take_locked(<kslot_t *>tab_find(kernel).ptr, p, foreign)   # (native_plans.pxi)
+        ok = n_foreign >= 0
+    if ok:
         qcore_incref(q)
         plan_incref(p)
-        n_foreign = foreign_take_locked(<kslot_t *>tab_find(kernel).ptr, p, foreign)   # (native_plans.pxi)
     pthread_mutex_unlock(&tab_lock)
     if not ok:
         for i in range(n):

@@ -90,6 +90,9 @@ cdef struct kargs_t:              # (tab_lock)
     plan_t *foreign_plan          # the slot's plan whose foreign buffers these are (native_plans.pxi;
     int n_foreign                 # not a reference: cleared whenever the slot's plan changes otherwise)
     nmem_t *foreign[4]            # references (MAX_FOREIGN)
+    size_t foreign_handle[4]      # ... and their handles
+    plan_t *native_root           # a reference: its first plan, built natively (native_plans.pxi)
+    void *orphan_next             # (kslot_t) the next orphan (native_plans.pxi)
     karg_t *a
 
 
@@ -122,6 +125,8 @@ cdef void kargs_free(kargs_t *ka) noexcept nogil:
     if ka.root != NULL:
         plan_decref(ka.root)
     foreign_clear_locked(ka)
+    if ka.native_root != NULL:
+        plan_decref(ka.native_root)
     kproto_decref(<kproto_t *>ka.proto)
     free(ka)
 
@@ -185,7 +190,7 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     cdef nmem_t *old_mem = NULL
     cdef size_t handle = 0
     cdef int32_t r = PYPLAT_DEFER
-    cdef int may_complete, swap = 0, foreign_ok = 0
+    cdef int may_complete, swap = 0, foreign_ok = 0, first_plan = 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(kernel)
     if e == NULL or e.kind != PYPLAT_KIND_KERNEL or e.ptr == NULL:
@@ -199,6 +204,9 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     a = &ka.a[index]
     # the first plan is the Python side's to build (Kernel.prepare_plan), when the last is set
     may_complete = ka.prepared or ka.unset - (0 if a.is_set else 1) > 0
+    if not may_complete and first_plan_wanted(ka):      # (native_plans.pxi: built below)
+        may_complete = first_plan = 1
+        pp_add(&k.refs, 1)
     if a.kind == KA_VALUE and value != 0 and size == a.value_size:
         if k.plan != NULL and value_in_place(k.plan, index, size, value):
             r = CL_SUCCESS_
@@ -248,6 +256,10 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
         set_pending(ka, a, P_LOCAL)
         r = CL_SUCCESS_
     pthread_mutex_unlock(&tab_lock)
+    if first_plan:
+        if r == CL_SUCCESS_:
+            native_first_plan(k)
+        kslot_decref(k)
     if old_mem != NULL:
         nmem_decref(old_mem)
     if dropped != NULL:
@@ -312,7 +324,7 @@ cdef int32_t swap_buffer(kslot_t *k, plan_t *p, uint32_t index, nmem_t *m, size_
     if c != NULL and acc != NULL:
         pthread_mutex_lock(&tab_lock)
         if (k.plan == p and may_swap(ka, p, index, m, foreign_candidate_locked(handle, m))
-                and foreign_set_locked(ka, c, index, m)):
+                and foreign_set_locked(ka, c, index, m, handle)):
             for j in range(ka.n):
                 b = m if <uint32_t>j == index else ka.a[j].mem_cur
                 if ka.a[j].kind != KA_MEM or b == NULL:
