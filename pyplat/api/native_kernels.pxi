@@ -98,7 +98,7 @@ cdef size_t n_create_kernel(size_t program, size_t name, size_t errcode_ret) noe
     n = strnlen(<char *>name, MAX_KERNEL_NAME)
     if n >= MAX_KERNEL_NAME:
         return <size_t>PYPLAT_DEFER_HANDLE
-    reclaim_orphans()                                 # (native_plans.pxi)
+    reclaim_orphans(0)                                # (native_plans.pxi)
     k = <kslot_t *>calloc(1, sizeof(kslot_t))
     if k == NULL:
         return <size_t>PYPLAT_DEFER_HANDLE
@@ -157,7 +157,7 @@ cdef int32_t release_native_kernel(size_t h) noexcept nogil:
     if k != NULL:
         kslot_decref(k)                               # the entry's reference
     if r == CL_SUCCESS_:
-        reclaim_orphans()
+        reclaim_orphans(0)
     return r
 
 

@@ -173,7 +173,16 @@ cdef struct ptmpl_t:              # what the plans of one kernel name share
 
 
 cdef kslot_t *orphans = NULL      # (tab_lock) released kernels whose native plan has launches
-                                  # pending, linked through kargs_t.orphan_next
+                                  # pending, oldest first, linked through kargs_t.orphan_next
+cdef kslot_t *orphans_tail = NULL
+
+
+cdef inline void orphan_unlink(kslot_t **link, kslot_t *prev, kslot_t *k) noexcept nogil:
+    """(tab_lock) Take orphan k (the one *link points to; prev: the one before, or NULL) off."""
+    global orphans_tail
+    link[0] = <kslot_t *>(<kargs_t *>k.args).orphan_next
+    if orphans_tail == k:
+        orphans_tail = prev
 
 
 cdef void tmpl_free(void *raw) noexcept nogil:
@@ -333,7 +342,7 @@ cdef int root_idle_disarm(plan_t *root) noexcept nogil:
 cdef int orphan_locked(kslot_t *k) noexcept nogil:
     """(tab_lock) The last native release of kernel k, whose native plan has launches pending:
     the slot (the entry's reference) becomes an orphan keeping the program's count. 1 if so."""
-    global orphans
+    global orphans, orphans_tail
     cdef kargs_t *ka = <kargs_t *>k.args
     cdef hent_t *pe
     if ka == NULL or ka.native_root == NULL or root_idle_disarm(ka.native_root):
@@ -342,15 +351,22 @@ cdef int orphan_locked(kslot_t *k) noexcept nogil:
     if pe == NULL or pe.ptr == NULL:
         return 0
     (<nprog_t *>pe.ptr).orphans += 1
-    ka.orphan_next, orphans = <void *>orphans, k
+    ka.orphan_next = NULL                 # (appended: launches mostly finish in order)
+    if orphans_tail == NULL:
+        orphans = k
+    else:
+        (<kargs_t *>orphans_tail.args).orphan_next = k
+    orphans_tail = k
     return 1
 
 
-cdef kslot_t *reclaim_orphans_locked() noexcept nogil:
+cdef kslot_t *reclaim_orphans_locked(int full) noexcept nogil:
     """(tab_lock) Orphans whose launches finished give their program's count back (one that is
     not the program's last); returned as a list (through orphan_next) to kslot_decref after
-    the lock."""
+    the lock. Not `full`: from the oldest, up to the first still running (cheap on every
+    native clCreateKernel and kernel release); `full`: all of them."""
     cdef kslot_t *k = orphans
+    cdef kslot_t *prev = NULL
     cdef kslot_t *nxt
     cdef kslot_t *done = NULL
     cdef kslot_t **link = &orphans
@@ -364,10 +380,12 @@ cdef kslot_t *reclaim_orphans_locked() noexcept nogil:
             pe.api_refs -= 1
             (<nprog_t *>pe.ptr).native_kernels -= 1
             (<nprog_t *>pe.ptr).orphans -= 1
-            link[0] = nxt
+            orphan_unlink(link, prev, k)
             ka.orphan_next, done = <void *>done, k
+        elif not full:
+            break
         else:
-            link = <kslot_t **>&ka.orphan_next
+            link, prev = <kslot_t **>&ka.orphan_next, k
         k = nxt
     return done
 
@@ -380,12 +398,12 @@ cdef void free_reclaimed(kslot_t *done) noexcept nogil:
         done = nxt
 
 
-cdef void reclaim_orphans() noexcept nogil:
+cdef void reclaim_orphans(int full) noexcept nogil:
     cdef kslot_t *done
     if orphans == NULL:           # (a racy peek: a later call sees what this one missed)
         return
     pthread_mutex_lock(&tab_lock)
-    done = reclaim_orphans_locked()
+    done = reclaim_orphans_locked(full)
     pthread_mutex_unlock(&tab_lock)
     free_reclaimed(done)
 
@@ -437,13 +455,14 @@ def settle_native_plans(size_t program):
     (the hold keeps the program) and give it back too."""
     cdef kslot_t *done
     cdef kslot_t *k
+    cdef kslot_t *prev = NULL
     cdef kslot_t *busy = NULL
     cdef kslot_t **link
     cdef kargs_t *ka
     cdef hent_t *pe
     cdef PyObject *obj = NULL
     pthread_mutex_lock(&tab_lock)
-    done = reclaim_orphans_locked()
+    done = reclaim_orphans_locked(1)
     pe = tab_find(program)
     if pe != NULL and pe.obj != NULL and pe.ptr != NULL and (<nprog_t *>pe.ptr).orphans > 0:
         obj = pe.obj
@@ -452,12 +471,12 @@ def settle_native_plans(size_t program):
         while k != NULL:                      # this program's orphans move to `busy`
             ka = <kargs_t *>k.args
             if ka.program == program:
-                link[0] = <kslot_t *>ka.orphan_next
+                orphan_unlink(link, prev, k)
                 ka.orphan_next, busy = <void *>busy, k
                 (<nprog_t *>pe.ptr).orphans -= 1
                 (<nprog_t *>pe.ptr).native_kernels -= 1
             else:
-                link = <kslot_t **>&ka.orphan_next
+                link, prev = <kslot_t **>&ka.orphan_next, k
             k = <kslot_t *>link[0]
     pthread_mutex_unlock(&tab_lock)
     free_reclaimed(done)
@@ -523,4 +542,4 @@ def native_plan_state(size_t kernel):
 
 def reclaim_native_plans():
     """What reclaim_orphans does, for Python callers (clFinish, reference counts)."""
-    reclaim_orphans()
+    reclaim_orphans(1)

@@ -47,7 +47,7 @@ cdef int32_t n_finish(size_t queue) noexcept nogil:
     q.driver.flush(q.driver)
     track_join(q.track)
     qcore_decref(q)
-    reclaim_orphans()                    # (native_plans.pxi)
+    reclaim_orphans(1)                   # (native_plans.pxi)
     return PYPLAT_DEFER if reap_pending() else CL_SUCCESS_
 
 
