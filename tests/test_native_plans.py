@@ -297,7 +297,8 @@ def test_create_set_launch_release_stays_native_after_the_first_kernel(env):
 
 def test_a_native_first_plan_handed_to_python_on_adoption(env):
     """Adopted with launches pending (gated), a kernel whose first plan was built natively keeps
-    its results, its arguments and its program, and Python builds its next plan."""
+    its results, its arguments and its program, and the core Kernel gets a first plan of its
+    own at once (armed, as Kernel.prepare_plan builds it)."""
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
     k0 = python_kernel(prog, b"axpy")
@@ -312,11 +313,12 @@ def test_a_native_first_plan_handed_to_python_on_adoption(env):
     assert native_set(k, 0, x) == 0 and native_set_value(k, 2, 5) == 0 and native_set(k, 1, y) == 0
     assert native_launch(q, k) == 0 and handles.peek(k) is None
     kernel = handles.adopted(k)                          # Python takes it over meanwhile
-    assert kernel.current_plan() is None                 # (the native one is not Python's)
+    plan = kernel.current_plan()                         # its own, built at once and armed
+    assert plan is not None and plan.armed and plan.root is None
     assert kernel.args[2] == ("value", (5).to_bytes(4, "little")) and kernel.args[1][1] is handles.peek(y)
     assert CL.clSetUserEventStatus(gate, cl.CL_COMPLETE) == 0
     g = S(N)
-    assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 0, 0, 0) == 0     # Python's plan now
+    assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 0, 0, 0) == 0     # on the Kernel's plan
     assert read(q, y, 4 * N, np.int32).tolist() == (10 * np.arange(N) + 1).tolist()
     assert CL.clReleaseKernel(k) == 0 and CL.clReleaseKernel(k0) == 0
     for obj in (x0, y0, x, y):

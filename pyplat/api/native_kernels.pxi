@@ -318,7 +318,7 @@ def adopt_kernel(size_t h, factory):
     pthread_mutex_unlock(&tab_lock)
     if not kept:
         Py_XDECREF(<PyObject *>obj)
-    hand_over_native_plan(k, program_obj)  # (native_plans.pxi)
+    hand_over_native_plan(k, program_obj, obj)    # (native_plans.pxi)
     if api_release(program) == 2:          # the core Kernel holds its program itself now
         program_obj.release()
     return obj

@@ -158,7 +158,7 @@ cdef void foreign_drop(nmem_t **ms, int n) noexcept nogil:
 # armed (launches need no hold) and is the slot's `native_root`, until:
 # - the kernel is adopted: hand_over_native_plan gives it a Python owner (a LaunchPlan whose
 #   `retained` is the program) and disarms it, so launches pending get the hold's references,
-#   and the slot forgets it (the core Kernel builds its own plans);
+#   and the slot forgets it (the core Kernel builds and arms its own first plan at once);
 # - the kernel is released natively: with no launch pending it is disarmed and freed with the
 #   slot; with launches pending the slot becomes an *orphan* (its handle gone) that keeps the
 #   program's count until they finished: reclaim_orphans_locked gives it back (natively: the
@@ -419,9 +419,10 @@ cdef LaunchPlan python_owner(plan_t *root, program):
     return w
 
 
-cdef void hand_over_native_plan(kslot_t *k, program):
+cdef void hand_over_native_plan(kslot_t *k, program, kernel) except *:
     """The kernel was adopted: its native first plan, if any, gets a Python owner, and the slot
-    forgets it and the plans derived from it (the core Kernel builds its own)."""
+    forgets it and the plans derived from it; the core Kernel builds its own first plan now, as
+    Kernel.prepare_plan does when the last argument is set (armed: its launches stay native)."""
     cdef kargs_t *ka = <kargs_t *>k.args
     cdef plan_t *root
     cdef plan_t *cur
@@ -442,6 +443,7 @@ cdef void hand_over_native_plan(kslot_t *k, program):
     if root == NULL:
         return
     python_owner(root, program)
+    kernel.prepare_plan()
     if cur != NULL:
         plan_decref(cur)
     if old_root != NULL:
