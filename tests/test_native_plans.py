@@ -345,3 +345,95 @@ def test_a_buffer_released_before_a_native_first_plan_launches(env):
     for obj in (x0, y0):
         assert CL.clReleaseMemObject(obj) == 0
     assert CL.clFinish(q) == 0 and CL.clReleaseCommandQueue(q) == 0
+
+
+THREADED = r"""
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdio.h>
+static const char *SRC = "__kernel void add(__global const int *x, __global int *y, int v) {"
+                         " size_t i = get_global_id(0); y[i] += x[i] + v; }";
+#define T 4
+#define ROUNDS 300
+#define N 32
+static cl_context ctx; static cl_device_id dev; static cl_program prog;
+static int failures;
+static void fail(void) { __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST); }
+/* Each thread: a kernel object per round, new buffers each round (x released at once), a
+ * long-lived kernel whose y changes every launch, all launches pending behind a user event
+ * now and then. */
+static void *host(void *arg) {
+    long t = (long)arg; cl_int e;
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &e);
+    cl_kernel keep = clCreateKernel(prog, "add", &e);
+    cl_mem ys[8]; int want[8] = {0};
+    int ones[N], zeros[N] = {0};
+    for (int i = 0; i < N; i++) ones[i] = 1;
+    for (int j = 0; j < 8; j++) ys[j] = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof zeros, zeros, &e);
+    cl_mem one = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof ones, ones, &e);
+    size_t n = N;
+    for (int r = 0; r < ROUNDS; r++) {
+        cl_event gate = (r % 50 == 0) ? clCreateUserEvent(ctx, &e) : NULL;
+        if (gate) clEnqueueMarkerWithWaitList(q, 1, &gate, NULL);
+        int v = (int)(r % 7 + t);
+        cl_mem x = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof ones, ones, &e);
+        cl_kernel k = clCreateKernel(prog, "add", &e);
+        cl_mem y = ys[r % 8];
+        if (clSetKernelArg(k, 0, sizeof x, &x) || clSetKernelArg(k, 2, sizeof v, &v) ||
+            clSetKernelArg(k, 1, sizeof y, &y) || clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL))
+            fail();
+        want[r % 8] += 1 + v;
+        clReleaseKernel(k);
+        clReleaseMemObject(x);
+        cl_mem y2 = ys[(r + 3) % 8];
+        if (clSetKernelArg(keep, 0, sizeof one, &one) || clSetKernelArg(keep, 1, sizeof y2, &y2) ||
+            clSetKernelArg(keep, 2, sizeof v, &v) || clEnqueueNDRangeKernel(q, keep, 1, NULL, &n, NULL, 0, NULL, NULL))
+            fail();
+        want[(r + 3) % 8] += 1 + v;
+        if (gate) { clSetUserEventStatus(gate, CL_COMPLETE); clReleaseEvent(gate); }
+    }
+    int wrong = 0;
+    for (int j = 0; j < 8; j++) {
+        int out[N];
+        if (clEnqueueReadBuffer(q, ys[j], CL_TRUE, 0, sizeof out, out, 0, NULL, NULL)) fail();
+        for (int i = 0; i < N; i++) wrong += out[i] != want[j];
+        clReleaseMemObject(ys[j]);
+    }
+    if (wrong) fail();
+    clReleaseMemObject(one);
+    clReleaseKernel(keep);
+    clFinish(q);
+    clReleaseCommandQueue(q);
+    return NULL;
+}
+int main(void) {
+    cl_platform_id plat; cl_int e; pthread_t th[T];
+    clGetPlatformIDs(1, &plat, NULL);
+    clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL);
+    ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+    prog = clCreateProgramWithSource(ctx, 1, &SRC, NULL, &e);
+    if (clBuildProgram(prog, 1, &dev, "", NULL, NULL)) return 2;
+    for (long t = 0; t < T; t++) pthread_create(&th[t], NULL, host, (void *)t);
+    for (int t = 0; t < T; t++) pthread_join(th[t], NULL);
+    cl_uint refs = 0;
+    clGetProgramInfo(prog, CL_PROGRAM_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+    printf("%d %u\n", failures, refs);
+    clReleaseProgram(prog);
+    clReleaseContext(ctx);
+    return 0;
+}
+"""
+
+
+def test_c_threads_make_set_launch_and_release_kernels_and_buffers(run_with_pyplat, tmp_path):
+    """Four C threads through the loader: a kernel object per launch with a new buffer released
+    at once, and a long-lived kernel whose buffer changes every launch, some launches held back
+    by user events: every launch reads and writes what was set for it, and once all finished
+    the program's count is the application's alone."""
+    from test_fastpath_native import build_c_program
+    exe = build_c_program(tmp_path, "native_plans", THREADED)
+    for workers in ("1", "4"):
+        r = run_with_pyplat([exe], env={"PYPLAT_WORKERS": workers})
+        assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+        assert r.stdout.split() == ["0", "1"], r.stdout + r.stderr[-2000:]
