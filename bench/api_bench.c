@@ -292,6 +292,45 @@ static void bench_commands(void) {
         EXPECT(dst[0] == src[0] + launches, "launch_one_item: %d launches counted, want %ld",
                dst[0] - src[0], launches);
     }
+    {
+        /* A kernel object per launch: create, set its argument, launch, release (issue 15 part 2:
+         * the first plan of a kernel object). Counts on `a` as launch_one_item does. */
+        int before = 0, after = 0;
+        CHECK(clEnqueueReadBuffer(q, a, CL_TRUE, 0, 4, &before, 0, NULL, NULL));
+        MEASURE("create_kernel_set_launch_release", 2000, {
+            cl_kernel kk = new_kernel(prog, "add_one");
+            CHECK(clSetKernelArg(kk, 0, sizeof a, &a));
+            CHECK(clEnqueueNDRangeKernel(q, kk, 1, NULL, &one, &one, 0, NULL, NULL));
+            CHECK(clReleaseKernel(kk)); }, CHECK(clFinish(q)));
+        CHECK(clEnqueueReadBuffer(q, a, CL_TRUE, 0, 4, &after, 0, NULL, NULL));
+        long launches = scaled_count(2000) + (scaled_count(2000) < 10 ? scaled_count(2000) : 10);
+        EXPECT(after - before == launches, "create_kernel_set_launch_release: %d launches counted, want %ld",
+               after - before, launches);
+    }
+    {
+        /* Another buffer set before each launch, with a scalar (16 buffers in turn): the plan's
+         * buffer changes every time. */
+        enum { NB = 16 };
+        cl_mem bufs[NB];
+        for (int j = 0; j < NB; j++) bufs[j] = new_buffer(CL_MEM_READ_WRITE, 64 * sizeof(float), NULL);
+        cl_kernel ks = new_kernel(prog, "scaled");
+        int n = 64;
+        float f = 0;
+        size_t g = 64;
+        CHECK(clSetKernelArg(ks, 2, sizeof n, &n));
+        MEASURE("setarg_new_buffer_launch", 2000, {
+            f = (float)(i % 1000);
+            CHECK(clSetKernelArg(ks, 0, sizeof(cl_mem), &bufs[i % NB]));
+            CHECK(clSetKernelArg(ks, 1, sizeof f, &f));
+            CHECK(clEnqueueNDRangeKernel(q, ks, 1, NULL, &g, NULL, 0, NULL, NULL)); }, CHECK(clFinish(q)));
+        long last = scaled_count(2000) - 1;
+        float got = 0;
+        CHECK(clEnqueueReadBuffer(q, bufs[last % NB], CL_TRUE, 10 * sizeof(float), sizeof got, &got, 0, NULL, NULL));
+        EXPECT(got == 10.0f * (float)(last % 1000), "setarg_new_buffer_launch: buffer %ld holds %g at 10, want %g",
+               last % NB, got, 10.0f * (float)(last % 1000));
+        CHECK(clReleaseKernel(ks));
+        for (int j = 0; j < NB; j++) CHECK(clReleaseMemObject(bufs[j]));
+    }
     MEASURE("finish_idle", 5000, CHECK(clFinish(q)), (void)0);
     MEASURE("flush_idle", 5000, CHECK(clFlush(q)), (void)0);
     cl_event done;

@@ -247,9 +247,9 @@ def test_plans_hold_their_objects_only_while_launches_are_pending(env):
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
     k = create_kernel(prog, b"inc")
+    kernel = handles.adopted(k)                # (a core Kernel: its plans are Python's)
     buf = make_buffer(ctx, 4 * 16)
     set_arg(k, 0, buf)
-    kernel = handles.peek(k)
     e = err()
     user = CL.clCreateUserEvent(ctx, addr(e))
     assert launch(q, k, 16, waits=[user], want_event=False)[0] == 0

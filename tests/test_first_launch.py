@@ -11,7 +11,7 @@ import pytest
 from capi import CL, addr
 from clobjects import context_and_program, make_buffer, make_queue, read
 from pyplat import cl, config
-from pyplat.api import handles
+from pyplat.api import _native, handles
 from test_fastpath_native import launch
 from test_programs_kernels import create_kernel, set_arg
 
@@ -92,8 +92,12 @@ def test_a_new_object_of_a_launched_kernel_knows_its_sizes(env):
     second = create_kernel(prog, b"axpb")
     for i, value in ((3, int_arg(-1)), (1, y), (2, int_arg(2)), (0, x)):
         assert set_arg(second, i, value) == 0
-    plan = handles.peek(second).current_plan()
-    assert plan.knows_geometry(handles.peek(dev), 1, addr((ctypes.c_size_t * 1)(N)), 0)
+    kernel = handles.peek(second)
+    if kernel is None:                                 # made natively: its first plan too
+        assert _native.native_plan_state(second)[:2] == (True, True)   # (api/native_plans.pxi)
+    else:
+        plan = kernel.current_plan()
+        assert plan.knows_geometry(handles.peek(dev), 1, addr((ctypes.c_size_t * 1)(N)), 0)
     result, native = run(q, second, y)
     assert np.array_equal(result, 2 * np.arange(N) - 1) and native
     for obj in (first, second):
@@ -190,6 +194,7 @@ def test_a_first_launch_holds_its_objects_once_each_until_it_finished(env, monke
     q = make_queue(ctx, dev)
     x, y = filled(ctx, q, np.arange(N)), make_buffer(ctx, 4 * N)
     k = create_kernel(prog, b"axpb")
+    assert handles.adopted(k) is not None           # (a core Kernel: its plan is Python's)
     for i, value in enumerate((x, y, int_arg(2), int_arg(1))):
         assert set_arg(k, i, value) == 0
     assert CL.clFinish(q) == 0                         # (the write's references given back)
@@ -290,6 +295,7 @@ def test_a_first_launch_of_a_new_object_of_a_launched_kernel_needs_no_python(env
     run(q, launched, y, n=size)
     assert CL.clFinish(q) == 0
     k = create_kernel(prog, b"axpb")
+    assert handles.adopted(k) is not None           # (a core Kernel: its plan is Python's)
     for i, value in enumerate((x, y, int_arg(4), int_arg(3))):
         assert set_arg(k, i, value) == 0
     mem = handles.peek(y)
@@ -317,6 +323,7 @@ def test_a_buffer_released_under_an_armed_plan(env):
     for pending in (True, False):
         y = make_buffer(ctx, 4 * N)
         k = create_kernel(prog, b"axpb")
+        assert handles.adopted(k) is not None       # (a core Kernel: its plan is Python's)
         for i, value in enumerate((x, y, int_arg(1), int_arg(1))):
             assert set_arg(k, i, value) == 0
         mem = handles.peek(y)

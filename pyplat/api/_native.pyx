@@ -84,6 +84,8 @@ KINDS = {"PLATFORM": PYPLAT_KIND_PLATFORM, "DEVICE": PYPLAT_KIND_DEVICE, "CONTEX
 DEF HF_NATIVE = 1                 # made natively: a native event (memory and count are this
                                   # module's) or buffer (native_buffers.pxi)
 DEF HF_ADOPTED = 2                # ... which a core object has taken over
+DEF HF_ADOPTING = 4               # adopt_kernel / adopt_buffer is making its core object: a
+                                  # native release defers, and so waits for it (handles._lock)
 DEF MAX_NATIVE_WAITS = 64
 DEF QUARANTINE = 8192             # released handles whose memory is kept (all kinds)
 DEF SPARES = 1024                 # handle memory out of quarantine kept for the next new handles
@@ -371,9 +373,13 @@ cdef class KernelSlot:
             plan_incref(new)
         pthread_mutex_lock(&tab_lock)
         old, self.k.plan = self.k.plan, new
+        if self.k.args != NULL:
+            foreign_clear_locked(<kargs_t *>self.k.args)     # (native_plans.pxi)
         pthread_mutex_unlock(&tab_lock)
         if old != NULL:
             plan_decref(old)
+        if plan is not None and plan.root is None:
+            learn_plan_template(self.k, new)                 # (native_plans.pxi)
         note_plan_buffers(self.k, plan)    # (native_kernel_args.pxi)
 
 
@@ -381,6 +387,7 @@ include "native_commands.pxi"
 include "native_buffers.pxi"
 include "native_kernel_args.pxi"
 include "native_kernels.pxi"
+include "native_plans.pxi"
 
 
 cdef void *native_ref(int kind, native) except? NULL:
@@ -580,6 +587,7 @@ def adopt_event(size_t h, factory):
 cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t offset, size_t global_size,
                        size_t local_size, uint32_t n_events, size_t events, size_t event) noexcept nogil:
     cdef cmd_t *waits[MAX_NATIVE_WAITS]
+    cdef nmem_t *foreign[MAX_FOREIGN]
     cdef hent_t *e
     cdef qcore_t *q = NULL
     cdef plan_t *p = NULL
@@ -587,7 +595,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     cdef nevent_t *s = NULL
     cdef uint64_t geo[9]
     cdef uint32_t i, n = 0
-    cdef int empty = 0, ok = 0, r
+    cdef int empty = 0, ok = 0, r, n_foreign = 0
     if (n_events == 0) != (events == 0) or n_events > MAX_NATIVE_WAITS:
         return PYPLAT_DEFER
     # handles -> references, under the table lock
@@ -609,6 +617,9 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
                     cmd_incref(waits[n])
                     n += 1
     if ok:
+        n_foreign = foreign_take_locked(<kslot_t *>tab_find(kernel).ptr, p, foreign)   # (native_plans.pxi)
+        ok = n_foreign >= 0
+    if ok:
         qcore_incref(q)
         plan_incref(p)
     pthread_mutex_unlock(&tab_lock)
@@ -617,14 +628,22 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
             cmd_decref(waits[i])
         return PYPLAT_DEFER
     r = plan_start(p, q.device, work_dim, global_size, local_size, offset, geo, &empty)
+    if r == 1 and n_foreign and not foreign_use(foreign, n_foreign):   # (native_plans.pxi)
+        hold_done(p.hold)
+        r = 0
+    foreign_drop(foreign, n_foreign)       # (the holds in use keep their records alive)
+    if r != 1:
+        n_foreign = 0
     if r == 1 and event:
         if not hold_use(&q.events):
             hold_done(p.hold)
+            foreign_unuse(foreign, n_foreign)
             r = 0
         else:
             s = <nevent_t *>hmem_new()
             if s == NULL:
                 hold_done(p.hold)
+                foreign_unuse(foreign, n_foreign)
                 hold_done(&q.events)
                 r = 0
     if r != 1:
@@ -639,6 +658,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
         if c != NULL:
             cmd_free(c)
         hold_done(p.hold)
+        foreign_unuse(foreign, n_foreign)
         for i in range(n):
             cmd_decref(waits[i])
         if s != NULL:
@@ -649,6 +669,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
         return CL_OUT_OF_HOST_MEMORY_
     c.driver = q.driver
     c.plan = p                             # our reference: told when the launch finished
+    foreign_attach(c, foreign, n_foreign)  # ... and the foreign buffers' holds
     for i in range(n):
         link(c, waits[i])
         cmd_decref(waits[i])

@@ -456,6 +456,14 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
     hold the references native events need, so that it may answer now (and next time). True if
     anything changed. A request the checks refuse is left to clEnqueueNDRangeKernel, which reports it."""
     queue, k = handles.adopted(command_queue), handles.peek(kernel)   # (a native queue: adopted)
+    if k is None and isinstance(queue, CommandQueue):     # a kernel made natively, with a plan
+        primed = _native.prime_native_kernel(kernel)       # built natively: its buffers held
+        if primed is not None:                             # (api/native_plans.pxi)
+            if wants_event and not queue.core.holds_events:
+                queue.hold_native_events()
+                primed = True
+            if primed:
+                return True
     if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel) or queue.moves_memory \
             or checks.is_checked(k.info):
         return False                 # (the fast path leaves memory moves and checked kernels to Python)
@@ -466,11 +474,12 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
         # this device for another object of the kernel: the checks of the kernel and its
         # arguments were made when the plan was (the program is built for the device, since the
         # sizes were validated there for this build), and hold() below sees released arguments.
-        geometry = None
+        geometry = key = None
         if 1 <= work_dim <= 3 and global_work_size:
-            geometry = k.geometry_cache.get(_geometry_key(queue.device, work_dim, global_work_offset,
-                                                          global_work_size, local_work_size))
+            key = _geometry_key(queue.device, work_dim, global_work_offset, global_work_size, local_work_size)
+            geometry = k.geometry_cache.get(key)
         if geometry is not None and plan.scratch_size <= queue.device.local_mem_size:
+            k.shape.remember_launch(queue.device, work_dim, key[2], key[3], geometry)   # (the kernel's latest)
             global_size, local, _, empty = geometry
             plan.remember_geometry(queue.device, work_dim, global_work_size, local_work_size or 0,
                                    global_size, local, empty)

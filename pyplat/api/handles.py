@@ -94,6 +94,7 @@ def release(obj):
 def reference_count(obj):
     """The spec's CL_*_REFERENCE_COUNT: the core object's count, with the one reference it holds
     for the application's references replaced by their number."""
+    _native.reclaim_native_plans()   # (a program's counts that released kernels' plans kept)
     address = getattr(obj, HANDLE, 0)
     api = _native.api_references(address) if address else 0
     return obj.reference_count - (1 if api else 0) + api

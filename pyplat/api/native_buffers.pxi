@@ -207,6 +207,7 @@ def adopt_buffer(size_t h, factory):
             ctx = e.obj
             Py_INCREF(<object>ctx)
             pp_add(&m.refs, 1)
+            tab_find(h).flags |= HF_ADOPTING    # (a native release defers meanwhile)
             e = tab_find(parent_handle) if parent_handle != 0 else NULL
             if e != NULL and e.obj != NULL:
                 par = e.obj
@@ -224,19 +225,27 @@ def adopt_buffer(size_t h, factory):
     if par != NULL:
         parent = <object>par
         Py_XDECREF(par)
-    elif parent_handle != 0:
-        parent = adopt_missing(parent_handle)   # a parent made natively too
     rec = MemRecord()
     rec.m = m
     host_ptr = <size_t>m.address if m.flags & CL_MEM_USE_HOST_PTR else 0
-    obj = factory(context, m.flags, m.size, host_ptr, <size_t>m.address, rec, m.root, parent, m.origin)
-    hold_unpin(&m.hold, rec, Retained((obj,)))
+    try:
+        if par == NULL and parent_handle != 0:
+            parent = adopt_missing(parent_handle)   # a parent made natively too
+        obj = factory(context, m.flags, m.size, host_ptr, <size_t>m.address, rec, m.root, parent, m.origin)
+        hold_unpin(&m.hold, rec, Retained((obj,)))
+    except BaseException:
+        pthread_mutex_lock(&tab_lock)
+        e = tab_find(h)
+        if e != NULL:
+            e.flags &= ~HF_ADOPTING
+        pthread_mutex_unlock(&tab_lock)
+        raise
     Py_INCREF(obj)
     pthread_mutex_lock(&tab_lock)
-    e = tab_find(h)                        # (still there: only Python, holding the GIL, drops it)
-    if e != NULL:
+    e = tab_find(h)                        # (still there: only Python, holding the GIL, drops it,
+    if e != NULL:                          # and a native release defers while adopting)
         e.obj = <PyObject *>obj
-        e.flags |= HF_ADOPTED
+        e.flags = (e.flags | HF_ADOPTED) & ~HF_ADOPTING
     pthread_mutex_unlock(&tab_lock)
     if e == NULL:
         Py_XDECREF(<PyObject *>obj)

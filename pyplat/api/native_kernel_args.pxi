@@ -87,6 +87,12 @@ cdef struct kargs_t:              # (tab_lock)
     void *proto                   # kproto_t (native_kernels.pxi): a reference to the layout this
                                   # record was copied from (kernels made natively), or NULL
     size_t program                # (made natively, until adopted) its program's handle
+    plan_t *foreign_plan          # the slot's plan whose foreign buffers these are (native_plans.pxi;
+    int n_foreign                 # not a reference: cleared whenever the slot's plan changes otherwise)
+    nmem_t *foreign[4]            # references (MAX_FOREIGN)
+    size_t foreign_handle[4]      # ... and their handles
+    plan_t *native_root           # a reference: its first plan, built natively (native_plans.pxi)
+    void *orphan_next             # (kslot_t) the next orphan (native_plans.pxi)
     karg_t *a
 
 
@@ -118,6 +124,9 @@ cdef void kargs_free(kargs_t *ka) noexcept nogil:
         nmem_decref(ka.root_mems[j])
     if ka.root != NULL:
         plan_decref(ka.root)
+    foreign_clear_locked(ka)
+    if ka.native_root != NULL:
+        plan_decref(ka.native_root)
     kproto_decref(<kproto_t *>ka.proto)
     free(ka)
 
@@ -181,7 +190,7 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     cdef nmem_t *old_mem = NULL
     cdef size_t handle = 0
     cdef int32_t r = PYPLAT_DEFER
-    cdef int may_complete, swap = 0
+    cdef int may_complete, swap = 0, foreign_ok = 0, first_plan = 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(kernel)
     if e == NULL or e.kind != PYPLAT_KIND_KERNEL or e.ptr == NULL:
@@ -195,6 +204,9 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     a = &ka.a[index]
     # the first plan is the Python side's to build (Kernel.prepare_plan), when the last is set
     may_complete = ka.prepared or ka.unset - (0 if a.is_set else 1) > 0
+    if not may_complete and first_plan_wanted(ka):      # (native_plans.pxi: built below)
+        may_complete = first_plan = 1
+        pp_add(&k.refs, 1)
     if a.kind == KA_VALUE and value != 0 and size == a.value_size:
         if k.plan != NULL and value_in_place(k.plan, index, size, value):
             r = CL_SUCCESS_
@@ -213,12 +225,13 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
             me = tab_find(handle)
             if me != NULL and me.kind == PYPLAT_KIND_MEM and me.ptr != NULL and me.context == e.context:
                 m = <nmem_t *>me.ptr
+                foreign_ok = foreign_candidate_locked(handle, m)    # (native_plans.pxi)
             else:
                 handle = 1        # not a buffer this path knows: Python's to check
         if handle != 1:
             if k.plan != NULL and a.mem_known and a.mem_cur == m:
                 r = CL_SUCCESS_   # the plan's own buffer (pyopencl sets every argument each time)
-            elif k.plan != NULL and ka.prepared and may_swap(ka, k.plan, index, m):
+            elif k.plan != NULL and ka.prepared and may_swap(ka, k.plan, index, m, foreign_ok):
                 p = k.plan
                 plan_incref(p)
                 pp_add(&k.refs, 1)
@@ -226,6 +239,7 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
             elif k.plan != NULL and ka.prepared:
                 if pend_plan_values(ka, k.plan):
                     dropped, k.plan = k.plan, NULL
+                    foreign_clear_locked(ka)
                     a.handle = handle
                     a.serial = (<pyplat_handle *>handle).serial if handle else 0
                     set_pending(ka, a, P_MEM)
@@ -242,6 +256,10 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
         set_pending(ka, a, P_LOCAL)
         r = CL_SUCCESS_
     pthread_mutex_unlock(&tab_lock)
+    if first_plan:
+        if r == CL_SUCCESS_:
+            native_first_plan(k)
+        kslot_decref(k)
     if old_mem != NULL:
         nmem_decref(old_mem)
     if dropped != NULL:
@@ -270,11 +288,12 @@ cdef inline int value_in_place(plan_t *p, uint32_t index, uint64_t size, size_t 
     return 1
 
 
-cdef int may_swap(kargs_t *ka, plan_t *p, uint32_t index, nmem_t *m) noexcept nogil:
+cdef int may_swap(kargs_t *ka, plan_t *p, uint32_t index, nmem_t *m, int foreign_ok) noexcept nogil:
     """(tab_lock) Whether buffer argument `index` may become m (NULL: a NULL buffer) in a plan
     derived from p: m is one of the buffers p's root holds (so its hold, or the armed plan's
-    count, keeps m alive for the launches too), and every other buffer argument is known."""
-    cdef int j, found = m == NULL
+    count, keeps m alive for the launches too) or, foreign_ok, one its own hold keeps
+    (native_plans.pxi), and every other buffer argument is known."""
+    cdef int j, found = m == NULL or foreign_ok
     if ka.root == NULL or ka.root != (p.parent if p.parent != NULL else p):
         return 0
     for j in range(ka.n_root_mems):
@@ -304,7 +323,8 @@ cdef int32_t swap_buffer(kslot_t *k, plan_t *p, uint32_t index, nmem_t *m, size_
     acc = <access_t *>malloc((ka.n + 1) * sizeof(access_t))
     if c != NULL and acc != NULL:
         pthread_mutex_lock(&tab_lock)
-        if k.plan == p and may_swap(ka, p, index, m):
+        if (k.plan == p and may_swap(ka, p, index, m, foreign_candidate_locked(handle, m))
+                and foreign_set_locked(ka, c, index, m, handle)):
             for j in range(ka.n):
                 b = m if <uint32_t>j == index else ka.a[j].mem_cur
                 if ka.a[j].kind != KA_MEM or b == NULL:
@@ -325,7 +345,7 @@ cdef int32_t swap_buffer(kslot_t *k, plan_t *p, uint32_t index, nmem_t *m, size_
             a.handle = handle
             a.serial = (<pyplat_handle *>handle).serial if handle else 0
             set_pending(ka, a, P_MEM)
-            a.in_plan = 1
+            a.in_plan = m == NULL or root_holds(ka, m)   # (a foreign one: Python builds its own plan)
             old_mem = set_mem_cur(a, m)
             r = CL_SUCCESS_
         pthread_mutex_unlock(&tab_lock)
@@ -399,6 +419,7 @@ cdef int32_t set_plan_value(kslot_t *k, plan_t *p, uint32_t index, uint64_t size
             if c != NULL:
                 pthread_mutex_lock(&tab_lock)
                 if k.plan == p:                   # (else the Python side changed it meanwhile)
+                    foreign_follow_locked(<kargs_t *>k.args, p, c)
                     old, k.plan, c = p, c, NULL
                     r = CL_SUCCESS_
                 pthread_mutex_unlock(&tab_lock)
@@ -464,7 +485,7 @@ cdef object take_args(kslot_t *k):
                         obj = e.obj
                         Py_INCREF(<object>obj)
                     else:                       # made natively, never adopted (native_buffers.pxi)
-                        unadopted = e.flags == HF_NATIVE
+                        unadopted = e.flags & HF_NATIVE and not e.flags & HF_ADOPTED
                 pthread_mutex_unlock(&tab_lock)
                 if unadopted and adopt_missing is not None:
                     adopted = adopt_missing(got[j].handle)

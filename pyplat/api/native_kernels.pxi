@@ -26,8 +26,6 @@ cdef extern from "<string.h>" nogil:
     size_t strnlen(const char *s, size_t maxlen)
 
 DEF MAX_KERNEL_NAME = 256         # longer names: the Python entry's
-DEF HF_ADOPTING = 4               # (entry flags) adopt_kernel is making its core object: a
-                                  # native release defers, and so waits for it (handles._lock)
 
 
 cdef struct kproto_t:             # a kernel name's argument layout (in its program's record)
@@ -36,17 +34,21 @@ cdef struct kproto_t:             # a kernel name's argument layout (in its prog
     kargs_t *layout               # a fresh argument record (nothing set), copied per kernel
     size_t layout_bytes
     size_t name_len
+    void *tmpl                    # (tab_lock) ptmpl_t: its plans' template, or NULL (native_plans.pxi)
     char name[MAX_KERNEL_NAME]
 
 
 cdef struct nprog_t:              # a program handle's native record (its entry's ptr)
     size_t context                # id of the core context: its kernels' entries' `context`
-    long native_kernels           # (tab_lock) kernels made here and not adopted yet
+    long native_kernels           # (tab_lock) kernels made here and not adopted yet (orphans too)
+    long orphans                  # (tab_lock) released kernels whose native plan has launches
+                                  # pending (native_plans.pxi)
     kproto_t *layouts             # (tab_lock) one per kernel name, for the current build
 
 
 cdef void kproto_decref(kproto_t *pr) noexcept nogil:
     if pr != NULL and pp_add(&pr.refs, -1) == 0:
+        tmpl_free(pr.tmpl)
         free(pr.layout)
         free(pr)
 
@@ -96,6 +98,7 @@ cdef size_t n_create_kernel(size_t program, size_t name, size_t errcode_ret) noe
     n = strnlen(<char *>name, MAX_KERNEL_NAME)
     if n >= MAX_KERNEL_NAME:
         return <size_t>PYPLAT_DEFER_HANDLE
+    reclaim_orphans(0)                                # (native_plans.pxi)
     k = <kslot_t *>calloc(1, sizeof(kslot_t))
     if k == NULL:
         return <size_t>PYPLAT_DEFER_HANDLE
@@ -133,23 +136,29 @@ cdef int32_t release_native_kernel(size_t h) noexcept nogil:
     cdef hent_t *e
     cdef hent_t *pe
     cdef kslot_t *k = NULL
+    cdef int32_t r = PYPLAT_DEFER
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_KERNEL and e.flags == HF_NATIVE and e.api_refs == 1:
         k = <kslot_t *>e.ptr
         pe = tab_find((<kargs_t *>k.args).program)
         if pe != NULL and pe.api_refs >= 2 and pe.ptr != NULL:
-            pe.api_refs -= 1
-            (<nprog_t *>pe.ptr).native_kernels -= 1
+            if orphan_locked(k):                      # (native_plans.pxi: the count stays)
+                k = NULL
+            else:
+                pe.api_refs -= 1
+                (<nprog_t *>pe.ptr).native_kernels -= 1
             bury(<pyplat_handle *>h)
             tab_delete(e)
+            r = CL_SUCCESS_
         else:
             k = NULL
     pthread_mutex_unlock(&tab_lock)
-    if k == NULL:
-        return PYPLAT_DEFER
-    kslot_decref(k)                                   # the entry's reference
-    return CL_SUCCESS_
+    if k != NULL:
+        kslot_decref(k)                               # the entry's reference
+    if r == CL_SUCCESS_:
+        reclaim_orphans(0)
+    return r
 
 
 def learn_kernel_layout(size_t program, bytes name, KernelSlot slot, context):
@@ -206,6 +215,7 @@ cdef void layout_reset(kargs_t *ka) noexcept nogil:
         return
     ka.unset, ka.prepared, ka.n_pending, ka.n_wg = ka.n, 0, 0, 0
     ka.root, ka.n_root_mems, ka.proto, ka.program = NULL, 0, NULL, 0
+    ka.n_foreign, ka.foreign_plan, ka.native_root, ka.orphan_next = 0, NULL, NULL, NULL
     for j in range(ka.n):
         ka.a[j].is_set = ka.a[j].pending = ka.a[j].mem_known = ka.a[j].in_plan = 0
         ka.a[j].size = ka.a[j].handle = ka.a[j].serial = 0
@@ -219,6 +229,7 @@ def forget_kernel_layouts(size_t program):
     cdef kproto_t *pr = NULL
     cdef kproto_t *nxt
     cdef bint detached = True
+    settle_native_plans(program)                      # (native_plans.pxi)
     pthread_mutex_lock(&tab_lock)
     e = tab_find(program)
     if e != NULL and e.kind == PYPLAT_KIND_PROGRAM and e.ptr != NULL:
@@ -307,6 +318,7 @@ def adopt_kernel(size_t h, factory):
     pthread_mutex_unlock(&tab_lock)
     if not kept:
         Py_XDECREF(<PyObject *>obj)
+    hand_over_native_plan(k, program_obj, obj)    # (native_plans.pxi)
     if api_release(program) == 2:          # the core Kernel holds its program itself now
         program_obj.release()
     return obj

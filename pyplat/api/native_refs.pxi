@@ -90,6 +90,15 @@ cdef int32_t n_retain_program(size_t h) noexcept nogil:
 
 
 cdef int32_t n_release_program(size_t h) noexcept nogil:
+    cdef hent_t *e
+    cdef int orphaned = 0
+    if orphans != NULL:                   # (native_plans.pxi: Python settles them first)
+        pthread_mutex_lock(&tab_lock)
+        e = tab_find(h)
+        orphaned = e != NULL and program_has_orphans_locked(e)
+        pthread_mutex_unlock(&tab_lock)
+        if orphaned:
+            return PYPLAT_DEFER
     return release_counted(h, PYPLAT_KIND_PROGRAM)
 
 

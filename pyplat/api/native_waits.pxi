@@ -28,6 +28,7 @@ cdef int32_t n_finish(size_t queue) noexcept nogil:
         return PYPLAT_DEFER
     q.driver.flush(q.driver)
     track_join(q.track)
+    reclaim_orphans(1)                   # (native_plans.pxi)
     return PYPLAT_DEFER if reap_pending() else CL_SUCCESS_
 
 

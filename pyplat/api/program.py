@@ -97,7 +97,9 @@ def clRetainProgram(program):
 
 @entry
 def clReleaseProgram(program):
-    handles.release(lookup_program(program))
+    prog = lookup_program(program)
+    _native.settle_native_plans(program)     # (released kernels' native plans: api/native_plans.pxi)
+    handles.release(prog)
 
 
 def device_subset(prog, num_devices, device_list):

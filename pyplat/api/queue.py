@@ -110,3 +110,4 @@ def clFlush(command_queue):
 def clFinish(command_queue):
     if not _native.finish_unadopted_queue(command_queue):    # (a queue made natively: no adoption)
         lookup_queue(command_queue).finish()
+    _native.reclaim_native_plans()      # (released kernels' plans whose launches finished)

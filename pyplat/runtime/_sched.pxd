@@ -144,8 +144,8 @@ cdef struct cmd_t:
     PyObject *action
     PyObject *hooks
     plan_t *plan                   # kernel launches: their plan, told when the launch finished
-    hold_t *mem_holds[2]           # native transfers (api/_native.pyx): the holds of their buffers,
-                                   # told when the command finished (as plan)
+    hold_t *mem_holds[4]           # native transfers and launches (api/_native.pyx): the holds of
+                                   # their buffers, told when the command finished (as plan)
     cmd_t *next
     cmd_t *reap_next
     # payload: copies, fills, rectangles

@@ -42,9 +42,9 @@ cdef void cmd_free(cmd_t *c) noexcept nogil:
 
 
 cdef inline void mem_holds_done(cmd_t *c) noexcept nogil:
-    """A native transfer's buffers (api/_native.pyx) are no longer used by it."""
+    """A native command's buffers (api/_native.pyx) are no longer used by it."""
     cdef int i
-    for i in range(2):
+    for i in range(4):
         if c.mem_holds[i] != NULL:
             hold_done(c.mem_holds[i])
             c.mem_holds[i] = NULL
