@@ -334,15 +334,43 @@ def test_a_buffer_released_before_a_native_first_plan_launches(env):
     x0, y0 = ints(ctx, np.zeros(N)), ints(ctx, np.zeros(N))
     first_plan(ctx, q, k0, x0, y0)
     k = create_kernel(prog, b"axpy")
-    y = ints(ctx, np.zeros(N))
-    assert native_set(k, 0, x0) == 0 and native_set_value(k, 2, 1) == 0 and native_set(k, 1, y) == 0
+    x, y = ints(ctx, np.zeros(N)), ints(ctx, np.zeros(N))   # (made natively, never adopted)
+    assert native_set(k, 0, x) == 0 and native_set_value(k, 2, 1) == 0 and native_set(k, 1, y) == 0
     assert CL.clReleaseMemObject(y) == 0
     assert native_launch(q, k) == _native.DEFER
     g = S(N)
     assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 0, 0, 0) == cl.CL_INVALID_KERNEL_ARGS
     for obj in (k, k0):
         assert CL.clReleaseKernel(obj) == 0
-    for obj in (x0, y0):
+    for obj in (x0, y0, x):
+        assert CL.clReleaseMemObject(obj) == 0
+    assert CL.clFinish(q) == 0 and CL.clReleaseCommandQueue(q) == 0
+
+
+def test_a_new_kernel_on_buffers_python_held_launches_natively(env):
+    """Buffers a Python plan held before (their holds no longer pinned) given to a kernel made
+    natively: no native first plan (its launches would each cross into Python to take those
+    holds again); the set is left to Python, which arms the kernel's plan, and every launch
+    after the first is answered natively, with the right results."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k0 = python_kernel(prog, b"axpy")
+    x, y = ints(ctx, np.arange(N)), ints(ctx, np.zeros(N))
+    first_plan(ctx, q, k0, x, y)                       # y = x
+    assert CL.clFinish(q) == 0
+    k = create_kernel(prog, b"axpy")
+    assert handles.peek(k) is None                     # made natively
+    first_plan(ctx, q, k, x, y, a=2)                   # y += 2 x (the first launch may cross)
+    assert CL.clFinish(q) == 0
+    answered = []
+    for _ in range(5):                                 # y += 2 x, five times, each waited for
+        answered.append(native_launch(q, k))           # (an idle hold lets go: the next launch
+        assert CL.clFinish(q) == 0                     # could not use it)
+    assert answered == [0] * 5
+    np.testing.assert_array_equal(read(q, y, 4 * N, np.int32), 13 * np.arange(N))
+    for obj in (k, k0):
+        assert CL.clReleaseKernel(obj) == 0
+    for obj in (x, y):
         assert CL.clReleaseMemObject(obj) == 0
     assert CL.clFinish(q) == 0 and CL.clReleaseCommandQueue(q) == 0
 

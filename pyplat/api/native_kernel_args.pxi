@@ -204,7 +204,8 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     a = &ka.a[index]
     # the first plan is the Python side's to build (Kernel.prepare_plan), when the last is set
     may_complete = ka.prepared or ka.unset - (0 if a.is_set else 1) > 0
-    if not may_complete and first_plan_wanted(ka):      # (native_plans.pxi: built below)
+    if not may_complete and first_plan_wanted(ka) and first_plan_buffers_ok(ka, index, value, size):
+        # (native_plans.pxi: built below)
         may_complete = first_plan = 1
         pp_add(&k.refs, 1)
     if a.kind == KA_VALUE and value != 0 and size == a.value_size:

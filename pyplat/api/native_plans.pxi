@@ -27,12 +27,14 @@ DEF MAX_FOREIGN = 4               # the length of cmd_t.mem_holds (runtime _sche
 
 cdef inline int foreign_candidate_locked(size_t handle, nmem_t *m) noexcept nogil:
     """(tab_lock) Whether buffer m (handle's record) may be kept by its own hold: made natively,
-    neither adopted nor being adopted."""
+    neither adopted nor being adopted, its hold still pinned (an unpinned one lets go whenever
+    its launches are done, so every later launch would cross into Python to take it again).
+    (`pinned` read without m's lock: only a hint; hold_use at each launch decides.)"""
     cdef hent_t *me
     if m == NULL or handle <= 1:
         return 0
     me = tab_find(handle)
-    return me != NULL and me.ptr == <void *>m and me.flags == HF_NATIVE
+    return me != NULL and me.ptr == <void *>m and me.flags == HF_NATIVE and m.hold.pinned
 
 
 cdef inline int root_holds(kargs_t *ka, nmem_t *m) noexcept nogil:
@@ -220,6 +222,32 @@ cdef inline int first_plan_wanted(kargs_t *ka) noexcept nogil:
             and not ka.has_local and ka.native_root == NULL)
 
 
+cdef int first_plan_buffers_ok(kargs_t *ka, uint32_t index, size_t value, size_t size) noexcept nogil:
+    """(tab_lock) Whether every buffer of the first plan that setting argument `index` (to
+    value/size) would complete can be kept by its own hold (foreign_candidate_locked). If one
+    cannot (a buffer Python adopted, whose hold lets go whenever its launches are done), the set
+    is left to Python, which adopts the kernel and arms its plan: its launches then stay native
+    instead of each crossing into Python to take that hold again."""
+    cdef karg_t *a
+    cdef hent_t *me
+    cdef size_t handle
+    cdef uint32_t j
+    for j in range(<uint32_t>ka.n):
+        a = &ka.a[j]
+        if a.kind != KA_MEM:
+            continue
+        if j == index:
+            handle = (<size_t *>value)[0] if value != 0 and size == 8 else 0
+            if handle == 0:
+                continue
+            me = tab_find(handle)
+            if me == NULL or me.kind != PYPLAT_KIND_MEM or not foreign_candidate_locked(handle, <nmem_t *>me.ptr):
+                return 0
+        elif a.mem_cur != NULL and not foreign_candidate_locked(a.handle, a.mem_cur):
+            return 0
+    return 1
+
+
 cdef plan_t *plan_from_template(ptmpl_t *t) noexcept nogil:
     """(tab_lock) A new root plan laid out as t's source (its block copied, argv pointing into
     the copy; values are written by the caller), no accesses yet; NULL when out of memory."""
@@ -289,7 +317,11 @@ cdef void native_first_plan(kslot_t *k) noexcept nogil:
             if a.handle != 0:
                 me = tab_find(a.handle)
                 if (me == NULL or me.kind != PYPLAT_KIND_MEM or me.ptr != <void *>a.mem_cur or a.mem_cur == NULL
-                        or (<pyplat_handle *>a.handle).serial != a.serial or me.api_refs <= 0):
+                        or (<pyplat_handle *>a.handle).serial != a.serial or me.api_refs <= 0
+                        or not foreign_candidate_locked(a.handle, a.mem_cur)):
+                    # (a buffer Python adopted has no hold a native launch could use: every
+                    # launch would cross into Python; the kernel is adopted instead, whose
+                    # Python plan holds it, and its launches stay native)
                     ok = 0
                     break
                 address = <uint64_t>a.mem_cur.address
