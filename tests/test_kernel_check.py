@@ -159,9 +159,10 @@ CASES = {
          "global (255, 0, 0) local (63, 0, 0)"], "out[i] = in[i];"),
     "missing_barrier": (
         "ev = prg.missing_barrier(q, (N,), (64,), out)",
-        ["data race: write after another work-item's read of 4 bytes at offset 128 of __local variable "
-         "'tile' (256 bytes) (other work-item: local linear id 31, since the last barrier)",
-         "global (32, 0, 0) local (32, 0, 0)"], "tile[l] = (int)l;", "races"),
+        # (a group reports the conflict of its largest local id: 63's write after 0's read)
+        ["data race: write after another work-item's read of 4 bytes at offset 252 of __local variable "
+         "'tile' (256 bytes) (other work-item: local linear id 0, since the last barrier)",
+         "global (63, 0, 0) local (63, 0, 0)"], "tile[l] = (int)l;", "races"),
     "global_counter_race": (        # every work-item, no atomics: the first one after another's
         "ev = prg.global_counter_race(q, (N,), (64,), out)",
         ["data race: read after another work-item's write of 4 bytes at offset 0 of __global argument "

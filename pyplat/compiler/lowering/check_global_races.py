@@ -49,17 +49,19 @@ FLAT_MASK = (1 << TAG_FLAT_BITS) - 1
 
 
 def _scopes(table):
-    """(!{the tags' scope}, !{the frame's scope}): tag accesses are in the first, the frame's
-    words in the second and in no tag's, the kernel's own accesses in no frame's. Without
-    them LLVM takes a store of a tag or of data as a possible store to the frame and keeps
-    the frame's words in memory in the loop over work-items, which then stays scalar."""
+    """(!{the tags' scope}, !{the frame's scope}, !{both}): tag accesses are in the first, the
+    frame's words in the second and in no tag's, the kernel's own accesses in neither. Without
+    them LLVM takes a store of a tag or of data as a possible store to the frame and keeps the
+    frame's words in memory in the loop over work-items, which then stays scalar (and takes
+    `__local` data and tags, in one allocation, as possibly dependent)."""
     scopes = table.__dict__.get("global_race_scopes")
     if scopes is None:
         m = table.mg.module
         domain = m.add_metadata([ir.MetaDataString(m, "pyplat.check")])
-        scopes = table.global_race_scopes = tuple(
-            m.add_metadata([m.add_metadata([ir.MetaDataString(m, "pyplat.check." + name), domain])])
-            for name in ("tags", "frame"))
+        tags, frame = (m.add_metadata([ir.MetaDataString(m, "pyplat.check." + name), domain])
+                       for name in ("tags", "frame"))
+        scopes = table.global_race_scopes = (m.add_metadata([tags]), m.add_metadata([frame]),
+                                             m.add_metadata([tags, frame]))
     return scopes
 
 
@@ -73,18 +75,19 @@ def frame_access(table, instr):
     """instr (a load or store of a frame word in the loop over work-items) marked as such
     (_scopes; only under races, which has stores the frame might otherwise alias)."""
     if RACES in table.mg.checks:
-        tags, frame = _scopes(table)
+        tags, frame, _ = _scopes(table)
         instr.set_metadata("alias.scope", frame)
         instr.set_metadata("noalias", tags)
     return instr
 
 
 def data_accesses(table, instructions):
-    """The kernel's own loads and stores among `instructions` marked as no frame access."""
+    """The kernel's own loads and stores among `instructions` marked as no frame and no tag
+    access."""
     if RACES in table.mg.checks:
         for instr in instructions:
             if isinstance(instr, (ir.LoadInstr, ir.StoreInstr)):
-                instr.set_metadata("noalias", _scopes(table)[1])
+                instr.set_metadata("noalias", _scopes(table)[2])
 
 
 def _word(b, base, index):
@@ -104,6 +107,10 @@ def wanted(mg, k):
 def setup(table, k, b, frame, record, wi, args_p, at):
     """In the work-group function's prologue (after the work-item state): the launch's serials
     taken if this is its first group (`start`), and the group's words of the frame from `at`."""
+    if RACES not in table.mg.checks:
+        return
+    for j in range(RACE_SLOTS):         # (also __local race sites' slots: check_shadow.py)
+        b.store(I64(0), _word(b, frame, at + _SLOTS + j))
     if not wanted(table.mg, k):
         return
     state = b.load(b.gep(args_p, [I64(len(k.params) + 1)], inbounds=True, source_etype=PTR), typ=PTR, align=8)
@@ -128,8 +135,6 @@ def setup(table, k, b, frame, record, wi, args_p, at):
     group = b.add(gid[0], b.mul(ng[0], b.add(gid[1], b.mul(ng[1], gid[2]))))
     b.store(b.and_(b.mul(group, volume), I64(FLAT_MASK)), _word(b, frame, at + _GROUP_FIRST))
     b.store(volume, _word(b, frame, at + _VOLUME))
-    for j in range(RACE_SLOTS):
-        b.store(I64(0), _word(b, frame, at + _SLOTS + j))
 
 
 def prepare(table, g, frame, at, hint):
@@ -196,7 +201,7 @@ def access(table, g, frame, at, p, size, prepared, site, write, value=None, alig
         # branch on a conflict the loop scalar; the conflict's key goes to the caller, which
         # keeps the largest in the site's slot (`keep`), and group_end reports it
         slot = at + _SLOTS + len(slots)
-        slots.append((site, size))
+        slots.append((site, size, False))
         key = _slot_key(table, b, wp, rp, size // per_tag, write, args,
                         b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2])))),
                         rel, _unchanged(b, p, size, value) if write else None)
@@ -265,6 +270,27 @@ def _unchanged(b, p, size, value):
     return same
 
 
+def new_slot(table, g, at, site, size):
+    """A race slot (its frame word) for a `__local` access site of kernel g.f (check_shadow.py),
+    or None: past RACE_SLOTS, or not in a kernel. Its key: as a __global one, the other
+    work-item's local linear id in the other id's bits."""
+    if not g.f.is_kernel:
+        return None
+    slots = table.__dict__.setdefault("global_race_slots", {}).setdefault(g.f.name, [])
+    if len(slots) >= RACE_SLOTS:
+        return None
+    slots.append((site, size, True))
+    return at + _SLOTS + len(slots) - 1
+
+
+def local_key(b, lin, code, other_lid, rel):
+    """A `__local` race slot's key: (local linear id + 1) << 51 | kind code << 49 | the other
+    work-item's local linear id << 34 | offset (i64 values)."""
+    return b.or_(b.or_(b.shl(b.add(lin, I64(1)), I64(_KEY_LID)), b.shl(code, I64(_KEY_KIND))),
+                 b.or_(b.shl(b.and_(other_lid, I64((1 << (_KEY_LID - _KEY_OTHER - 2)) - 1)), I64(_KEY_OTHER)),
+                       b.and_(rel, I64((1 << _KEY_OFFSET_BITS) - 1))))
+
+
 def keep(table, b, frame, slot, key):
     """The site's slot (the frame's word `slot`) keeps the largest key: a max over the
     work-item loop, which LLVM's vectoriser takes as a reduction where this store is made on
@@ -310,7 +336,7 @@ def _slot_key(table, b, wp, rp, lanes, write, args, lin, rel, unchanged=None):
     value = per_lane(w, w_hit, 1 << 30)
     if write:
         value = b.select(w_hit, value, per_lane(r, r_hit, 0))        # (a writer's hit first)
-    best = b.call(_reduce_umax(b, lanes), [value]) if lanes > 1 else value
+    best = b.call(reduce_umax(b, lanes), [value]) if lanes > 1 else value
     best = b.zext(best, I64)
     code = I64(2) if not write else b.select(b.icmp_unsigned("!=", b.and_(best, I64(1 << 30)), I64(0)),
                                              I64(0), I64(1))
@@ -320,7 +346,7 @@ def _slot_key(table, b, wp, rp, lanes, write, args, lin, rel, unchanged=None):
     return b.select(any_hit, key, I64(1))
 
 
-def _reduce_umax(b, size):
+def reduce_umax(b, size):
     m = b.module
     name = "llvm.vector.reduce.umax.v%di32" % size
     fn = m.globals.get(name)
@@ -341,12 +367,20 @@ def group_end(table, b, frame, k, wi, at):
 
     def slot(base, i):
         return b.gep(base, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE)
-    for j, (site, size) in enumerate(slots):
+    for j, (site, size, local) in enumerate(slots):
         key = b.load(_word(b, frame, at + _SLOTS + j), typ=I64, align=8)
         found_bb = fn.append_basic_block("check.grace.site")
         next_bb = fn.append_basic_block("check.grace.site.next")
         b.cbranch(b.icmp_unsigned(">=", key, I64(1 << _KEY_LID)), found_bb, next_bb)
         b.position_at_end(found_bb)
+        kind = b.add(I64(KIND_WRITE_WRITE), b.and_(b.lshr(key, I64(_KEY_KIND)), I64(3)))
+        offset = b.and_(key, I64((1 << _KEY_OFFSET_BITS) - 1))
+        if local:           # (the other work-item: a local linear id)
+            other = b.and_(b.lshr(key, I64(_KEY_OTHER)), I64((1 << (_KEY_LID - _KEY_OTHER - 2)) - 1))
+            table.report_key(b, frame, wi, key, I64(site), offset, I64(size), kind, other, lid_shift=_KEY_LID)
+            b.branch(end_bb)
+            b.position_at_end(next_bb)
+            continue
         volume = b.load(_word(b, frame, at + _VOLUME), typ=I64, align=8)
         groups = b.mul(b.mul(b.load(slot(wis, abi.CTX_NUM_GROUPS), typ=I64, align=8),
                              b.load(slot(wis, abi.CTX_NUM_GROUPS + 1), typ=I64, align=8)),
@@ -356,8 +390,6 @@ def group_end(table, b, frame, k, wi, at):
         exact = b.select(b.icmp_unsigned("<=", b.mul(groups, volume), I64(FLAT_MASK + 1)), I64(OTHER_EXACT), I64(0))
         word = b.or_(b.or_(other, b.shl(volume, I64(TAG_FLAT_BITS))),
                      b.or_(b.shl(same, I64(32)), exact))
-        kind = b.add(I64(KIND_WRITE_WRITE), b.and_(b.lshr(key, I64(_KEY_KIND)), I64(3)))
-        offset = b.and_(key, I64((1 << _KEY_OFFSET_BITS) - 1))
         table.report_key(b, frame, wi, key, I64(site), offset, I64(size), kind, word, lid_shift=_KEY_LID)
         b.branch(end_bb)
         b.position_at_end(next_bb)

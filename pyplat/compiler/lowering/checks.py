@@ -367,8 +367,10 @@ class CheckTable:
             race_key = (key, race_key[1])
         undefined = None
         if space == "local" and check_shadow.wanted(self.mg.checks):
-            undefined = check_shadow.local_access(self, g, frame, p, size, base if hint is not None else None, site,
-                                                  write, atomic, stored)
+            undefined, local_key = check_shadow.local_access(
+                self, g, frame, p, size, base if hint is not None else None, site, write, atomic, stored, align,
+                FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS)
+            race_key = local_key or race_key
         before = len(b.block.instructions)
         v = access_fn()
         check_global_races.data_accesses(self, b.block.instructions[before:])
