@@ -172,10 +172,11 @@ CASES = {
          "global (255, 0, 0) local (63, 0, 0)"], "out[i] = in[i];"),
     "missing_barrier": (
         "ev = prg.missing_barrier(q, (N,), (64,), out)",
-        ["data race: write after another work-item's read of 4 bytes at offset 128 of __local variable "
-         "'tile' (256 bytes) (other work-item: local linear id 31, since the last barrier)",
-         "local (32, 0, 0)"], "tile[l] = (int)l;", "races"),     # (every group has it: whichever
-                                                                    # worker reports first)
+        # (a group reports the conflict of its largest local id: 63's write after 0's read; every
+        # group has it, so whichever worker reports first: the local id only)
+        ["data race: write after another work-item's read of 4 bytes at offset 252 of __local variable "
+         "'tile' (256 bytes) (other work-item: local linear id 0, since the last barrier)",
+         "local (63, 0, 0)"], "tile[l] = (int)l;", "races"),
     "global_counter_race": (        # every work-item, no atomics: the first one after another's
         "ev = prg.global_counter_race(q, (N,), (64,), out)",
         ["data race: read after another work-item's write of 4 bytes at offset 0 of __global argument "
@@ -405,3 +406,58 @@ def test_global_races_found_and_not_invented():
     assert "kernel 'cross_group' work-item global (133, 0, 0) local (5, 0, 0): data race: read after another " \
            "work-item's write of 4 bytes at offset 12 of __global argument 'a' (1024 bytes) (other work-item: " \
            "work-group linear id 0, local linear id 3)" in found[0], found[0]
+
+
+WORD_RACES = r"""
+__kernel void add(__global const float *a, __global const float *b, __global float *c) {
+    size_t i = get_global_id(0);
+    c[i] = a[i] + b[i];
+}
+__kernel void halves(__global const float *a, __global float *c) {
+    size_t i = get_global_id(0);
+    c[i / 2] = a[i] + 1.0f;
+}
+__kernel void shift(__global const float4 *a, __global float4 *c) {
+    size_t i = get_global_id(0);
+    c[i] = a[i + 1];
+}
+__kernel void low_bytes(__global const float *a, __global uchar *c) {
+    size_t i = get_global_id(0);
+    c[i] = (uchar)a[i];
+}
+"""
+
+
+def test_global_races_of_whole_words_in_vectorised_loops():
+    """Accesses of whole aligned words (one tag per 4 bytes; the loop over work-items is
+    vectorised): element-wise kernels, in place too, and byte stores next to each other are no
+    race; two work-items writing one float is, and so is reading a float4 that another
+    work-item writes when the input and the output are one buffer, found with the right
+    work-items and offsets."""
+    p = run_script('''
+        W = cl.Program(ctx, %r).build()
+        n = 4096
+        x = np.arange(n, dtype=np.float32)
+        a = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+        b = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+        c = cl.Buffer(ctx, mf.READ_WRITE, 4 * n)
+        print("add", status(W.add(q, (n,), (256,), a, b, c)))
+        print("in place", status(W.add(q, (n,), (256,), a, b, a)))
+        r = np.empty(n, np.float32); cl.enqueue_copy(q, r, a)
+        print("sums", bool(np.array_equal(r, 2 * x)))
+        print("low_bytes", status(W.low_bytes(q, (n,), (256,), b, c)))
+        print("halves", status(W.halves(q, (n,), (256,), b, c)))
+        print("shift", status(W.shift(q, (n // 4 - 1,), None, c, c)))
+    ''' % WORD_RACES, {"PYPLAT_CHECK": "bounds,races", "PYPLAT_WORKERS": "1"})
+    out = p.stdout.split("\n")
+    for line in ("add 0", "in place 0", "sums True", "low_bytes 0", "halves -5", "shift -5"):
+        assert line in out, p.stdout + p.stderr
+    found = findings(p.stderr)
+    assert len(found) == 2, p.stderr
+    # (a group reports its largest local id's conflict)
+    assert "kernel 'halves' work-item global (255, 0, 0) local (255, 0, 0): data race: write after another " \
+           "work-item's write of 4 bytes at offset 508 of __global argument 'c' (16384 bytes) (other " \
+           "work-item: local linear id 254 of the same work-group, no barrier between)" in found[0], found[0]
+    assert "kernel 'shift' work-item global (1022, 0, 0) local (1022, 0, 0): data race: write after another " \
+           "work-item's read of 16 bytes at offset 16352 of __global argument 'c' (16384 bytes) (other " \
+           "work-item: local linear id 1021 of the same work-group, no barrier between)" in found[1], found[1]

@@ -26,11 +26,11 @@ lanes are never torn).
 from llvmlite import ir
 
 from .. import abi
-from .check_layout import (EPOCHS, FR_EPOCH, FR_OBJECTS, FR_RECORD, GS_HEADER, GS_OWNER, GS_READERS, GS_WORDS,
-                           GS_WRITERS, KIND_READ_AFTER_WRITE, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE,
-                           LAUNCH_READY, LAUNCH_STARTING, OTHER_EXACT, OTHER_SAME_GROUP, SERIALS, SH_MADVISE, SH_PAGE,
-                           SH_TAG_BYTES, SH_USES, TAG_EPOCH_SHIFT, TAG_FLAT_BITS, TAG_SERIAL_SHIFT,
-                           rec_global_shadow)
+from .check_layout import (EPOCHS, FR_EPOCH, FR_OBJECTS, FR_RECORD, GS_HEADER, GS_OWNER, GS_READERS,
+                           GS_WORD_READERS, GS_WORD_WRITERS, GS_WORDS, GS_WRITERS, KIND_READ_AFTER_WRITE,
+                           KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, LAUNCH_READY, LAUNCH_STARTING, OTHER_EXACT,
+                           OTHER_SAME_GROUP, SERIALS, SH_MADVISE, SH_PAGE, SH_TAG_BYTES, SH_USES, TAG_EPOCH_SHIFT,
+                           TAG_FLAT_BITS, TAG_SERIAL_SHIFT, rec_global_shadow)
 from .irbuild import I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
 
 RACES = "races"
@@ -46,6 +46,48 @@ FRAME_WORDS = _SLOTS + RACE_SLOTS
 # 1 where no conflict (umax(old, 0) would fold into a select the vectoriser does not take)
 _KEY_LID, _KEY_KIND, _KEY_SAME, _KEY_OTHER, _KEY_OFFSET_BITS = 51, 49, 48, 34, 34
 FLAT_MASK = (1 << TAG_FLAT_BITS) - 1
+
+
+def _scopes(table):
+    """(!{the tags' scope}, !{the frame's scope}, !{both}): tag accesses are in the first, the
+    frame's words in the second and in no tag's, the kernel's own accesses in neither. Without
+    them LLVM takes a store of a tag or of data as a possible store to the frame and keeps the
+    frame's words in memory in the loop over work-items, which then stays scalar (and takes
+    `__local` data and tags, in one allocation, as possibly dependent)."""
+    scopes = table.__dict__.get("global_race_scopes")
+    if scopes is None:
+        m = table.mg.module
+        domain = m.add_metadata([ir.MetaDataString(m, "pyplat.check")])
+        tags, frame = (m.add_metadata([ir.MetaDataString(m, "pyplat.check." + name), domain])
+                       for name in ("tags", "frame"))
+        scopes = table.global_race_scopes = (m.add_metadata([tags]), m.add_metadata([frame]),
+                                             m.add_metadata([tags, frame]))
+    return scopes
+
+
+def tag_access(table, instr):
+    """instr (a load or store of tags) marked as such (_scopes)."""
+    instr.set_metadata("alias.scope", _scopes(table)[0])
+    return instr
+
+
+def frame_access(table, instr):
+    """instr (a load or store of a frame word in the loop over work-items) marked as such
+    (_scopes; only under races, which has stores the frame might otherwise alias)."""
+    if RACES in table.mg.checks:
+        tags, frame, _ = _scopes(table)
+        instr.set_metadata("alias.scope", frame)
+        instr.set_metadata("noalias", tags)
+    return instr
+
+
+def data_accesses(table, instructions):
+    """The kernel's own loads and stores among `instructions` marked as no frame and no tag
+    access."""
+    if RACES in table.mg.checks:
+        for instr in instructions:
+            if isinstance(instr, (ir.LoadInstr, ir.StoreInstr)):
+                instr.set_metadata("noalias", _scopes(table)[2])
 
 
 def _word(b, base, index):
@@ -65,6 +107,10 @@ def wanted(mg, k):
 def setup(table, k, b, frame, record, wi, args_p, at):
     """In the work-group function's prologue (after the work-item state): the launch's serials
     taken if this is its first group (`start`), and the group's words of the frame from `at`."""
+    if RACES not in table.mg.checks:
+        return
+    for j in range(RACE_SLOTS):         # (also __local race sites' slots: check_shadow.py)
+        b.store(I64(0), _word(b, frame, at + _SLOTS + j))
     if not wanted(table.mg, k):
         return
     state = b.load(b.gep(args_p, [I64(len(k.params) + 1)], inbounds=True, source_etype=PTR), typ=PTR, align=8)
@@ -89,8 +135,6 @@ def setup(table, k, b, frame, record, wi, args_p, at):
     group = b.add(gid[0], b.mul(ng[0], b.add(gid[1], b.mul(ng[1], gid[2]))))
     b.store(b.and_(b.mul(group, volume), I64(FLAT_MASK)), _word(b, frame, at + _GROUP_FIRST))
     b.store(volume, _word(b, frame, at + _VOLUME))
-    for j in range(RACE_SLOTS):
-        b.store(I64(0), _word(b, frame, at + _SLOTS + j))
 
 
 def prepare(table, g, frame, at, hint):
@@ -110,52 +154,69 @@ def prepare(table, g, frame, at, hint):
     return (inv(b.load(_word(b, state, 1 + index), typ=I64, align=8)),
             inv(b.load(_word(b, record, words + GS_WRITERS), typ=I64, align=8)),
             inv(b.load(_word(b, record, words + GS_READERS), typ=I64, align=8)),
-            inv(b.load(_word(b, frame, FR_OBJECTS + 3 * hint[1]), typ=I64, align=8)))
+            inv(b.load(_word(b, frame, FR_OBJECTS + 3 * hint[1]), typ=I64, align=8)),
+            inv(b.load(_word(b, record, words + GS_WORD_WRITERS), typ=I64, align=8)),
+            inv(b.load(_word(b, record, words + GS_WORD_READERS), typ=I64, align=8)))
 
 
-def access(table, g, frame, at, p, size, prepared, site, write, value=None):
+def access(table, g, frame, at, p, size, prepared, site, write, value=None, align=1):
     """The races check of a __global access of `size` bytes at p (an i64) inside the kernel
     argument whose shadow `prepare` loaded (its inline bounds check passed). value: what a
     store writes, where known: a write that leaves the bytes as they are conflicts with nobody
     (the outcome is the same in any order: pyopencl's scatter `b[i] = c` with repeated indices
-    and equal values)."""
+    and equal values). align: the address's known alignment; an access of whole aligned
+    4-byte words compares one tag per word (the word tags), any other one tag per byte (as do
+    those that go to the cold loop: larger than 16 bytes, or past the site slots). Returns
+    (the conflict's key, its slot's frame word) for the caller to `keep`, or None."""
     b = g.b
     inv = table._invariant
-    serial, writers, readers, base = prepared
+    serial, writers, readers, base, word_writers, word_readers = prepared
+    slots = table.__dict__.setdefault("global_race_slots", {}).setdefault(g.f.name, [])
+    per_tag = 1
+    if size % 4 == 0 and align >= 4 and size <= 16 and len(slots) < RACE_SLOTS:
+        writers, readers, per_tag = word_writers, word_readers, 4
     checked_bb = g.fn.append_basic_block("check.grace")
     done_bb = g.fn.append_basic_block("check.grace.done")
+    entry_bb = b.block
     b.cbranch(b.icmp_unsigned("!=", serial, I64(0)), checked_bb, done_bb)
     b.position_at_end(checked_bb)
     rel = b.sub(p, base)
-    wp = b.gep(b.inttoptr(writers, PTR), [rel], source_etype=I32)
-    rp = b.gep(b.inttoptr(readers, PTR), [rel], source_etype=I32)
+    # (word tags: the tag of the word at offset o is at byte o; byte tags: 4 bytes per byte)
+    tag_t = ir.IntType(8) if per_tag == 4 else I32
+    wp = b.gep(b.inttoptr(writers, PTR), [rel], source_etype=tag_t)
+    rp = b.gep(b.inttoptr(readers, PTR), [rel], source_etype=tag_t)
     first = inv(b.load(_word(b, frame, at + _GROUP_FIRST), typ=I64, align=8))
     volume = inv(b.load(_word(b, frame, at + _VOLUME), typ=I64, align=8))
     ls = [g.wi_slot(abi.CTX_LOCAL_SIZE + d) for d in range(2)]
     lid = [g.wi_slot(WI_LID + d) for d in range(3)]
     flat = b.and_(b.add(first, b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2]))))), I64(FLAT_MASK))
-    epoch = b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8)
+    epoch = frame_access(table, b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8))
     # same-epoch compares only while the epoch fits its bits (then: same group = ordered)
     limit = b.select(b.icmp_unsigned("<", epoch, I64(EPOCHS)), I64(1 << TAG_EPOCH_SHIFT), I64(0))
     me = b.or_(b.or_(b.shl(serial, I64(TAG_SERIAL_SHIFT)), b.shl(b.and_(epoch, I64(EPOCHS - 1)),
                                                                    I64(TAG_EPOCH_SHIFT))), flat)
     args = [b.trunc(v, I32) for v in (me, first, volume, limit)]
-    slots = table.__dict__.setdefault("global_race_slots", {}).setdefault(g.f.name, [])
     if size <= 16 and len(slots) < RACE_SLOTS:
-        # no call: a call in the loop over work-items would keep `wi` in memory and the loop
-        # scalar; the conflict goes into the site's slot, which group_end reports
-        slot = _word(b, frame, at + _SLOTS + len(slots))
-        slots.append((site, size))
-        _slot_check(b, wp, rp, size, write, args, b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2])))),
-                    rel, slot, _unchanged(b, p, size, value) if write else None)
+        # no call, no branch: a call in the loop over work-items would keep `wi` in memory, a
+        # branch on a conflict the loop scalar; the conflict's key goes to the caller, which
+        # keeps the largest in the site's slot (`keep`), and group_end reports it
+        slot = at + _SLOTS + len(slots)
+        slots.append((site, size, False))
+        key = _slot_key(table, b, wp, rp, size // per_tag, write, args,
+                        b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2])))),
+                        rel, _unchanged(b, p, size, value) if write else None)
+        checked_end = b.block
         b.branch(done_bb)
         b.position_at_end(done_bb)
-        return
+        phi = b.phi(I64)
+        phi.add_incoming(key, checked_end)
+        phi.add_incoming(I64(1), entry_bb)
+        return phi, slot
     if size > 16:
         b.call(race_function(table), [frame, g.wi, wp, rp, I64(size), I64(int(write)), I64(site), rel] + args)
         b.branch(done_bb)
         b.position_at_end(done_bb)
-        return
+        return None
     vt = ir.VectorType(I32, size)
 
     def splat(v):
@@ -190,68 +251,102 @@ def _unchanged(b, p, size, value):
     scalar = t.element if isinstance(t, ir.VectorType) else t
     if not isinstance(scalar, (ir.IntType, ir.HalfType, ir.FloatType, ir.DoubleType)):
         return None
-    width = ir.IntType(8 * size)
     bits = (t.count if isinstance(t, ir.VectorType) else 1) * \
         (scalar.width if isinstance(scalar, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32,
                                                                ir.DoubleType: 64}[type(scalar)])
     if bits != 8 * size:
         return None
-    mine = value if isinstance(t, ir.IntType) else b.bitcast(value, width)
-    return b.icmp_unsigned("==", b.load(b.inttoptr(p, PTR), typ=width, align=1), mine)
+    # loaded as the store's type and compared in it: LLVM's dependence analysis takes a load
+    # and a store of one address in different types (a load of the bits, which instcombine
+    # makes of a load and bitcast) as an unknown dependence, which keeps the loop scalar
+    held = b.load(b.inttoptr(p, PTR), typ=t, align=1)
+    if isinstance(scalar, ir.IntType):
+        same = b.icmp_unsigned("==", held, value)
+    else:       # floats: equal, or both NaN; +0 and -0 count as equal (a race hidden, none invented)
+        same = b.or_(b.fcmp_ordered("==", held, value),
+                     b.and_(b.fcmp_unordered("uno", held, held), b.fcmp_unordered("uno", value, value)))
+    if isinstance(t, ir.VectorType):
+        same = b.icmp_unsigned("==", b.bitcast(same, ir.IntType(t.count)), ir.Constant(ir.IntType(t.count), -1))
+    return same
 
 
-def _slot_check(b, wp, rp, size, write, args, lin, rel, slot, unchanged=None):
-    """The tags of an access's bytes compared as one vector and set; a conflict (a branch to a
-    block of this function, not a call) goes into the site's slot as a max."""
-    vt = ir.VectorType(I32, size)
+def new_slot(table, g, at, site, size):
+    """A race slot (its frame word) for a `__local` access site of kernel g.f (check_shadow.py),
+    or None: past RACE_SLOTS, or not in a kernel. Its key: as a __global one, the other
+    work-item's local linear id in the other id's bits."""
+    if not g.f.is_kernel:
+        return None
+    slots = table.__dict__.setdefault("global_race_slots", {}).setdefault(g.f.name, [])
+    if len(slots) >= RACE_SLOTS:
+        return None
+    slots.append((site, size, True))
+    return at + _SLOTS + len(slots) - 1
+
+
+def local_key(b, lin, code, other_lid, rel):
+    """A `__local` race slot's key: (local linear id + 1) << 51 | kind code << 49 | the other
+    work-item's local linear id << 34 | offset (i64 values)."""
+    return b.or_(b.or_(b.shl(b.add(lin, I64(1)), I64(_KEY_LID)), b.shl(code, I64(_KEY_KIND))),
+                 b.or_(b.shl(b.and_(other_lid, I64((1 << (_KEY_LID - _KEY_OTHER - 2)) - 1)), I64(_KEY_OTHER)),
+                       b.and_(rel, I64((1 << _KEY_OFFSET_BITS) - 1))))
+
+
+def keep(table, b, frame, slot, key):
+    """The site's slot (the frame's word `slot`) keeps the largest key: a max over the
+    work-item loop, which LLVM's vectoriser takes as a reduction where this store is made on
+    every iteration."""
+    slot = _word(b, frame, slot)
+    old = frame_access(table, b.load(slot, typ=I64, align=8))
+    frame_access(table, b.store(b.select(b.icmp_unsigned(">", key, old), key, old), slot))
+
+
+def _slot_key(table, b, wp, rp, lanes, write, args, lin, rel, unchanged=None):
+    """The tags of an access's `lanes` tags compared (one i32, or one vector) and set; returns
+    the conflict's key (1: none), computed without a branch."""
+    vt = ir.VectorType(I32, lanes) if lanes > 1 else I32
 
     def splat(v):
+        if lanes == 1:
+            return v
         return b.shuffle_vector(b.insert_element(ir.Constant(vt, ir.Undefined), v, I32(0)),
-                                ir.Constant(vt, ir.Undefined), ir.Constant(vt, [0] * size))
+                                ir.Constant(vt, ir.Undefined), ir.Constant(vt, [0] * lanes))
 
     def const(c):
-        return ir.Constant(vt, [c] * size)
+        return ir.Constant(vt, [c] * lanes) if lanes > 1 else I32(c)
     me_v, first_v, volume_v, limit_v = (splat(v) for v in args)
-    w = b.load(wp, typ=vt, align=4)
+    w = tag_access(table, b.load(wp, typ=vt, align=4))
     w_hit = _conflict(b, w, me_v, first_v, volume_v, limit_v, const)
     hit = w_hit
     if write:
-        r = b.load(rp, typ=vt, align=4)
+        r = tag_access(table, b.load(rp, typ=vt, align=4))
         r_hit = _conflict(b, r, me_v, first_v, volume_v, limit_v, const)
         hit = b.or_(w_hit, r_hit)
-    b.store(me_v, wp if write else rp, align=4)
-    fn = b.function
-    hit_bb = fn.append_basic_block("check.grace.hit")
-    on_bb = fn.append_basic_block("check.grace.on")
-    any_hit = b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(size)), ir.Constant(ir.IntType(size), 0))
+    tag_access(table, b.store(me_v, wp if write else rp, align=4))
+    any_hit = hit if lanes == 1 else \
+        b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(lanes)), ir.Constant(ir.IntType(lanes), 0))
     if unchanged is not None:
         any_hit = b.and_(any_hit, b.not_(unchanged))
-    b.cbranch(any_hit, hit_bb, on_bb)
-    b.position_at_end(hit_bb)
 
-    def lanes(tags, lane_hit, w_bit):
-        """Per byte: hit << 31 | writer's << 30 | same group << 14 | the other's id, or 0."""
+    def per_lane(tags, lane_hit, w_bit):
+        """Per tag: hit << 31 | writer's << 30 | same group << 14 | the other's id, or 0."""
         in_group = b.and_(b.sub(tags, first_v), const(FLAT_MASK))
         same = b.icmp_unsigned("<", in_group, volume_v)
         other = b.select(same, b.or_(in_group, const(1 << 14)), b.and_(tags, const(FLAT_MASK)))
         return b.select(lane_hit, b.or_(other, const((1 << 31) | w_bit)), const(0))
-    value = lanes(w, w_hit, 1 << 30)
+    value = per_lane(w, w_hit, 1 << 30)
     if write:
-        value = b.select(w_hit, value, lanes(r, r_hit, 0))        # (a writer's hit first)
-    best = b.call(_reduce_umax(b, size), [value]) if size > 1 else b.extract_element(value, I32(0))
+        value = b.select(w_hit, value, per_lane(r, r_hit, 0))        # (a writer's hit first)
+    best = b.call(reduce_umax(b, lanes), [value]) if lanes > 1 else value
     best = b.zext(best, I64)
     code = I64(2) if not write else b.select(b.icmp_unsigned("!=", b.and_(best, I64(1 << 30)), I64(0)),
                                              I64(0), I64(1))
     key = b.or_(b.or_(b.shl(b.add(lin, I64(1)), I64(_KEY_LID)), b.shl(code, I64(_KEY_KIND))),
                 b.or_(b.shl(b.and_(best, I64((1 << 15) - 1)), I64(_KEY_OTHER)),
                       b.and_(rel, I64((1 << _KEY_OFFSET_BITS) - 1))))
-    old = b.load(slot, typ=I64, align=8)
-    b.store(b.select(b.icmp_unsigned(">", key, old), key, old), slot)
-    b.branch(on_bb)
-    b.position_at_end(on_bb)
+    return b.select(any_hit, key, I64(1))
 
 
-def _reduce_umax(b, size):
+def reduce_umax(b, size):
     m = b.module
     name = "llvm.vector.reduce.umax.v%di32" % size
     fn = m.globals.get(name)
@@ -272,12 +367,20 @@ def group_end(table, b, frame, k, wi, at):
 
     def slot(base, i):
         return b.gep(base, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE)
-    for j, (site, size) in enumerate(slots):
+    for j, (site, size, local) in enumerate(slots):
         key = b.load(_word(b, frame, at + _SLOTS + j), typ=I64, align=8)
         found_bb = fn.append_basic_block("check.grace.site")
         next_bb = fn.append_basic_block("check.grace.site.next")
         b.cbranch(b.icmp_unsigned(">=", key, I64(1 << _KEY_LID)), found_bb, next_bb)
         b.position_at_end(found_bb)
+        kind = b.add(I64(KIND_WRITE_WRITE), b.and_(b.lshr(key, I64(_KEY_KIND)), I64(3)))
+        offset = b.and_(key, I64((1 << _KEY_OFFSET_BITS) - 1))
+        if local:           # (the other work-item: a local linear id)
+            other = b.and_(b.lshr(key, I64(_KEY_OTHER)), I64((1 << (_KEY_LID - _KEY_OTHER - 2)) - 1))
+            table.report_key(b, frame, wi, key, I64(site), offset, I64(size), kind, other, lid_shift=_KEY_LID)
+            b.branch(end_bb)
+            b.position_at_end(next_bb)
+            continue
         volume = b.load(_word(b, frame, at + _VOLUME), typ=I64, align=8)
         groups = b.mul(b.mul(b.load(slot(wis, abi.CTX_NUM_GROUPS), typ=I64, align=8),
                              b.load(slot(wis, abi.CTX_NUM_GROUPS + 1), typ=I64, align=8)),
@@ -287,8 +390,6 @@ def group_end(table, b, frame, k, wi, at):
         exact = b.select(b.icmp_unsigned("<=", b.mul(groups, volume), I64(FLAT_MASK + 1)), I64(OTHER_EXACT), I64(0))
         word = b.or_(b.or_(other, b.shl(volume, I64(TAG_FLAT_BITS))),
                      b.or_(b.shl(same, I64(32)), exact))
-        kind = b.add(I64(KIND_WRITE_WRITE), b.and_(b.lshr(key, I64(_KEY_KIND)), I64(3)))
-        offset = b.and_(key, I64((1 << _KEY_OFFSET_BITS) - 1))
         table.report_key(b, frame, wi, key, I64(site), offset, I64(size), kind, word, lid_shift=_KEY_LID)
         b.branch(end_bb)
         b.position_at_end(next_bb)

@@ -24,8 +24,9 @@ WI_FRAME = 2                       # the frame pointer's field in the work-item 
 # PYPLAT_CHECK=races on __global memory (check_global_races.py, core/check_shadows.py). The
 # record's second table, after the per-argument sizes: per kernel argument GS_WORDS words, the
 # address of the writers' tag of its byte 0, of the readers' tag, its shadow's header (0: not
-# race-checked) and the index of the first argument with the same shadow (one serial each).
-GS_WRITERS, GS_READERS, GS_HEADER, GS_OWNER, GS_WORDS = range(5)
+# race-checked), the index of the first argument with the same shadow (one serial each), and
+# the addresses of the writers' and readers' word tags of its byte 0.
+GS_WRITERS, GS_READERS, GS_HEADER, GS_OWNER, GS_WORD_WRITERS, GS_WORD_READERS, GS_WORDS = range(7)
 
 
 def rec_global_shadow(n_args, index):
@@ -34,7 +35,10 @@ def rec_global_shadow(n_args, index):
 
 
 # A global shadow: a header page (uses so far, the tags' length in bytes, madvise's address),
-# then a uint32 writers' tag per byte of the buffer, then a readers' tag per byte. A tag is
+# then a uint32 writers' tag per byte of the buffer, then a readers' tag per byte (byte tags:
+# accesses of other sizes or alignments), then a writers' and a readers' uint32 tag per 4-byte
+# word (word tags: accesses of whole aligned words; the tag of the word at byte offset o is at
+# byte offset o of its array, so that consecutive words have consecutive tags). A tag is
 # serial << TAG_SERIAL_SHIFT | (barrier epoch mod 2^8) << TAG_EPOCH_SHIFT | flat work-item id
 # mod 2^14 (group linear id * group volume + local linear id); 0: none.
 SH_USES, SH_TAG_BYTES, SH_MADVISE = 0, 1, 2

@@ -5,7 +5,9 @@ The core gives a checked kernel's launches more local memory than they use (core
 multiple of 128) come, per local byte,
 - uninit: one byte, 1 once a work-item of the group wrote it a defined value (check_defined.py);
 - races: two uint32 tags, the last writer's and the last reader's (all writers' tags, then all
-  readers'): (barrier epoch mod 2^16) << 16 | (local linear id + 1), 0 for none.
+  readers'): (barrier epoch mod 2^16) << 16 | (local linear id + 1), 0 for none; then the
+  same per 4-byte word (word tags: the tag of the word at offset o at byte o of the writers'
+  word tags, then the readers'), for accesses of whole aligned words.
 The work-group function clears both in its prologue (so "written" means written in this group)
 and starts the epoch at 1; each barrier adds one (checks.CheckTable.barrier).
 
@@ -15,22 +17,26 @@ Every `__local` access that passed the bounds check then:
   follows to its uses (the load happens: the memory is there);
 - races: a write conflicts with another work-item's write or read of one of its bytes in the
   same epoch, a read with another work-item's write; a conflict is a finding naming the other
-  work-item. Accesses of up to 16 bytes compare and update their tags inline, as vectors; a
-  conflict (or a larger access) goes to a cold loop, `__pyplat_check_race`, which finds the byte
-  and reports.
+  work-item. Accesses of whole aligned words (up to 16 bytes) compare and update their word
+  tags inline and, without a branch, make the conflict's key, which the access's join keeps in
+  a race slot of the frame (check_global_races.new_slot, keep; reported at the group's end):
+  the loop over work-items stays vectorisable. Other accesses of up to 16 bytes compare their
+  byte tags inline, as vectors; a conflict (or a larger access) goes to a cold loop,
+  `__pyplat_check_race`, which finds the byte and reports.
 Atomics and async copies are not tracked as accesses (an atomic does not race), but their
 writes into `__local` memory count as written for uninit (mark_written).
 """
 from llvmlite import ir
 
 from .. import abi
-from . import check_defined
+from . import check_defined, check_global_races
 from .check_layout import (FR_EPOCH, FR_LOCAL, FR_LOCAL_TOTAL, FR_RECORD, FR_SHADOW_RACES, FR_SHADOW_UNINIT, FR_UNDEFINED,
                            KIND_READ_AFTER_WRITE, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_LOCAL_TOTAL, WI_FRAME)
 from .irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
 
 UNINIT, RACES = "uninit", "races"
 RACE = "__pyplat_check_race"
+RACE_BYTES = 10             # races' shadow bytes per local byte: 8 of byte tags, 2 of word tags
 
 
 def wanted(kinds):
@@ -39,7 +45,7 @@ def wanted(kinds):
 
 def shadow_factor(kinds):
     """Local memory a launch gets, in multiples of what the kernel uses."""
-    return 1 + (UNINIT in kinds) + 8 * (RACES in kinds)
+    return 1 + (UNINIT in kinds) + RACE_BYTES * (RACES in kinds)
 
 
 def _word(b, frame, index):
@@ -70,7 +76,7 @@ def setup(table, b, frame, record, lm, has_local=True):
         b.store(b.ptrtoint(shadow, I64), _word(b, frame, FR_SHADOW_UNINIT))
         shadow = b.gep(shadow, [total], source_etype=I8)
     if RACES in kinds:
-        _memset(table, b, shadow, 0, b.mul(total, I64(8)))
+        _memset(table, b, shadow, 0, b.mul(total, I64(RACE_BYTES)))
         b.store(b.ptrtoint(shadow, I64), _word(b, frame, FR_SHADOW_RACES))
 
 
@@ -89,7 +95,7 @@ def barrier(table, b, frame):
     record = b.inttoptr(b.load(_word(b, frame, FR_RECORD), typ=I64, align=8), PTR)
     total = b.load(_word(b, record, REC_LOCAL_TOTAL), typ=I64, align=8)
     shadow = b.inttoptr(b.load(_word(b, frame, FR_SHADOW_RACES), typ=I64, align=8), PTR)
-    _memset(table, b, shadow, 0, b.mul(total, I64(8)))
+    _memset(table, b, shadow, 0, b.mul(total, I64(RACE_BYTES)))
     skipped = b.add(epoch, I64(1))           # (epoch 0 mod 2^16 would look like "no tag")
     b.branch(on_bb)
     b.position_at_end(on_bb)
@@ -99,12 +105,15 @@ def barrier(table, b, frame):
     b.store(phi, _word(b, frame, FR_EPOCH))
 
 
-def local_access(table, g, frame, p, size, base, site, write, atomic=False, stored=None):
+def local_access(table, g, frame, p, size, base, site, write, atomic=False, stored=None, align=1, slots_at=None):
     """The shadow checks of a __local access of `size` bytes at address p (an i64) that passed
     the bounds check; base: its object's address (offsets in findings), None: unknown. An
-    atomic access only sets uninit's flags. Returns, for uninit's load of up to 16 bytes, an
-    i1: some of its bytes are not defined (the value is undefined: check_defined.py), else
-    None. stored: a store's value's shadow (not None: undefined where not 0)."""
+    atomic access only sets uninit's flags. Returns (undefined, race): undefined, for uninit's
+    load of up to 16 bytes, an i1: some of its bytes are not defined (the value is undefined:
+    check_defined.py), else None; race: (the conflict's key, its slot) for the caller to keep
+    (check_global_races.keep) at the access's join, else None. stored: a store's value's
+    shadow (not None: undefined where not 0). align: the address's known alignment; slots_at:
+    the frame word of the race slots (check_global_races)."""
     kinds = table.mg.checks
     b = g.b
     lm = table._invariant(b.load(_word(b, frame, FR_LOCAL), typ=I64, align=8))
@@ -121,12 +130,70 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
             width = ir.IntType(8 * size)
             got = b.load(flags, typ=width, align=1)
             undefined = b.icmp_unsigned("!=", got, ir.Constant(width, int("01" * size, 16)))
+    race = None
     if RACES in kinds and not atomic:
-        if size <= 16:
+        slot = None
+        if size % 4 == 0 and align >= 4 and size <= 16 and slots_at is not None:
+            slot = check_global_races.new_slot(table, g, slots_at, site, size)
+        if slot is not None:
+            race = (_word_race(table, g, frame, off, size, write, rel), slot)
+        elif size <= 16:
             _inline_race(table, g, frame, off, size, write, site, rel)
         else:
             b.call(race_function(table), [frame, g.wi, off, I64(size), I64(1 if write else 0), I64(site), rel])
-    return undefined
+    return undefined, race
+
+
+def _word_race(table, g, frame, off, size, write, rel):
+    """The races check of an access of whole aligned words (size <= 16) through the word
+    tags: compared (one i32, or a vector) and set, without a branch; returns the conflict's
+    key (check_global_races.local_key), 1 where none."""
+    b = g.b
+    lanes = size // 4
+    vt = I32 if lanes == 1 else ir.VectorType(I32, lanes)
+    tags = b.inttoptr(table._invariant(b.load(_word(b, frame, FR_SHADOW_RACES), typ=I64, align=8)), PTR)
+    total = table._invariant(b.load(_word(b, frame, FR_LOCAL_TOTAL), typ=I64, align=8))
+    words = b.gep(tags, [b.mul(total, I64(8))], source_etype=I8)      # (after the byte tags)
+    wp = b.gep(words, [off], source_etype=I8)
+    rp = b.gep(words, [b.add(total, off)], source_etype=I8)
+    epoch = b.and_(check_global_races.frame_access(table, b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8)),
+                   I64(0xFFFF))
+    ls = [g.wi_slot(abi.CTX_LOCAL_SIZE + d) for d in range(2)]
+    lid = [g.wi_slot(WI_LID + d) for d in range(3)]
+    lin = b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2]))))
+    me_id = b.and_(b.add(lin, I64(1)), I64(0xFFFF))
+
+    def splat(v):
+        v = b.trunc(v, I32)
+        if lanes == 1:
+            return v
+        return b.shuffle_vector(b.insert_element(ir.Constant(vt, ir.Undefined), v, I32(0)),
+                                ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
+
+    def const(c):
+        return I32(c) if lanes == 1 else ir.Constant(vt, [c] * lanes)
+    e_v, id_v = splat(epoch), splat(me_id)
+
+    def others(t):              # lanes holding another work-item's tag of this epoch
+        ids = b.and_(t, const(0xFFFF))
+        return b.and_(b.icmp_unsigned("==", b.lshr(t, const(16)), e_v),
+                      b.and_(b.icmp_unsigned("!=", ids, const(0)), b.icmp_unsigned("!=", ids, id_v)))
+    w = check_global_races.tag_access(table, b.load(wp, typ=vt, align=4))
+    w_other = others(w)
+    # per lane: a writer's id | 1 << 16, else a reader's id (write only), else 0
+    value = b.select(w_other, b.or_(b.and_(w, const(0xFFFF)), const(1 << 16)), const(0))
+    if write:
+        r = check_global_races.tag_access(table, b.load(rp, typ=vt, align=4))
+        value = b.select(w_other, value, b.select(others(r), b.and_(r, const(0xFFFF)), const(0)))
+    me = b.or_(b.shl(e_v, const(16)), id_v)
+    check_global_races.tag_access(table, b.store(me, wp if write else rp, align=4))
+    if lanes > 1:
+        value = b.call(check_global_races.reduce_umax(b, lanes), [value])
+    best = b.zext(value, I64)
+    code = I64(2) if not write else b.select(b.icmp_unsigned("!=", b.and_(best, I64(1 << 16)), I64(0)),
+                                             I64(0), I64(1))
+    key = check_global_races.local_key(b, lin, code, b.sub(b.and_(best, I64(0xFFFF)), I64(1)), rel)
+    return b.select(b.icmp_unsigned("!=", best, I64(0)), key, I64(1))
 
 
 def _inline_race(table, g, frame, off, size, write, site, rel):

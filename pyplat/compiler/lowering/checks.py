@@ -298,12 +298,12 @@ class CheckTable:
         return len(self.sites) - 1
 
     def guard(self, g, ptr, size, space, hint, site, access_fn, zero=None, write=False, atomic=False,
-              stored=None, value=None):
+              stored=None, value=None, align=1):
         """Emit access_fn() (which returns the loaded value, or None for a store) only when
         [ptr, ptr + size) is inside an object; a load yields `zero` otherwise. `__local`
         accesses also go through the shadow checks (check_shadow.py); an atomic one only counts
         as written there (atomics do not race). stored: a store's value's shadow (uninit:
-        check_defined.py), None where defined."""
+        check_defined.py), None where defined. align: the address's known alignment."""
         b = g.b
         defined = g.defined
         if defined is not None:         # uninit: an address computed from an undefined value
@@ -352,8 +352,9 @@ class CheckTable:
                 # which the vectoriser does not take for a reduction; a finding is >= 2^40)
                 key = b.select(inside, I64(1), code)
                 # (no FR_FOUND here: group_result's report of the slot sets it)
-                old = b.load(at, typ=I64, align=8)
-                b.store(b.select(b.icmp_unsigned(">", key, old), key, old), at)
+                word = check_global_races.frame_access          # (races: no tag store aliases it)
+                old = word(self, b.load(at, typ=I64, align=8))
+                word(self, b.store(b.select(b.icmp_unsigned(">", key, old), key, old), at))
                 skip_bb = b.block
                 b.cbranch(inside, ok_bb, join_bb)
                 b.position_at_end(bad_bb)
@@ -364,35 +365,52 @@ class CheckTable:
         else:
             b.branch(bad_bb)
             skip_bb = None
+        slow_bb = None
         if skip_bb is None:
             b.position_at_end(bad_bb)
             ok = b.call(self.slow_function(), [frame, g.wi, p, I64(size), I64(site), base, I64(SPACE_CODES[space])])
-            skip_bb = b.block
+            skip_bb = slow_bb = b.block
             b.cbranch(ok, do_bb, join_bb)
+        race_key = None     # (the race check's conflict key, its slot): kept at the join
         if ok_bb is not do_bb:
             b.position_at_end(ok_bb)
-            check_global_races.access(self, g, frame, races_at, p, size, race, site, write, value)
+            race_key = check_global_races.access(self, g, frame, races_at, p, size, race, site, write, value, align)
+            race_bb = b.block
             b.branch(do_bb)
         b.position_at_end(do_bb)
+        if race_key is not None and slow_bb is not None:
+            key = b.phi(I64)
+            key.add_incoming(race_key[0], race_bb)
+            key.add_incoming(I64(1), slow_bb)
+            race_key = (key, race_key[1])
         undefined = None
         if space == "local" and check_shadow.wanted(self.mg.checks):
-            undefined = check_shadow.local_access(self, g, frame, p, size, base if hint is not None else None, site,
-                                                  write, atomic, stored)
+            undefined, local_key = check_shadow.local_access(
+                self, g, frame, p, size, base if hint is not None else None, site, write, atomic, stored, align,
+                FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS)
+            race_key = local_key or race_key
+        before = len(b.block.instructions)
         v = access_fn()
+        check_global_races.data_accesses(self, b.block.instructions[before:])
         if undefined is not None and v is not None and v is not ptr:    # (a struct's: its address)
             defined.loaded(b, v, undefined, site)
         done_bb = b.block
         b.branch(join_bb)
         b.position_at_end(join_bb)
-        if v is None:
-            if defined is not None:
-                defined.quiet = was_quiet
-            return None
-        phi = b.phi(v.type)
-        phi.add_incoming(v, done_bb)
-        phi.add_incoming(zero if zero is not None else ir.Constant(v.type, None), skip_bb)
-        if defined is not None:
+        if race_key is not None:
+            key = b.phi(I64)
+            key.add_incoming(race_key[0], done_bb)
+            key.add_incoming(I64(1), skip_bb)
+        phi = None
+        if v is not None:
+            phi = b.phi(v.type)
+            phi.add_incoming(v, done_bb)
+            phi.add_incoming(zero if zero is not None else ir.Constant(v.type, None), skip_bb)
+        if defined is not None and phi is not None:
             defined.joined(b, phi, v, done_bb, skip_bb)
+        if race_key is not None:            # (after the join's phis)
+            check_global_races.keep(self, b, frame, race_key[1], key)
+        if defined is not None:
             defined.quiet = was_quiet
         return phi
 
@@ -434,7 +452,8 @@ class CheckTable:
         site = self._site_of(g, lv, "read")
         if t.is_struct or t.is_array:       # read later, by address: a zero copy where outside
             return self.guard(g, lv.ptr, t.size, space, hint, site, lambda: lv.ptr, self.zeros(t.size))
-        return self.guard(g, lv.ptr, t.size, space, hint, site, lambda: g.load(lv.ptr, t, lv.align))
+        return self.guard(g, lv.ptr, t.size, space, hint, site, lambda: g.load(lv.ptr, t, lv.align),
+                          align=lv.align or t.align)
 
     def checked_store(self, g, lv, v):
         space, hint, _ = lv.check
@@ -446,7 +465,8 @@ class CheckTable:
         elif g.defined is not None:
             stored = g.defined.of(v)
         self.guard(g, lv.ptr, lv.type.size, space, hint, site,
-                   lambda: g.store(v, lv.ptr, lv.type, lv.align), write=True, stored=stored, value=v)
+                   lambda: g.store(v, lv.ptr, lv.type, lv.align), write=True, stored=stored, value=v,
+                   align=lv.align or lv.type.align)
 
     def zeros(self, size):
         """A constant of `size` zero bytes (what a struct read outside its object reads)."""
