@@ -577,7 +577,7 @@ cdef int32_t n_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint
     """clGetKernelWorkGroupInfo of the per-kernel constants, for a device the Python entry
     answered for before (learn_work_group_info). Other queries, handles and short buffers: the
     Python entry."""
-    cdef tab_read_t r
+    cdef pyplat_handle *h
     cdef kslot_t *k
     cdef kargs_t *ka
     cdef uint64_t answer[3]
@@ -590,8 +590,9 @@ cdef int32_t n_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint
         ka = <kargs_t *>k.args
         for j in range(pp_int_load_acquire(&ka.n_wg)):            # (records only added)
             if ka.wg[j].handle == device:
-                if device != 0:
-                    if not tab_read(device, &r) or r.kind != PYPLAT_KIND_DEVICE or (<pyplat_handle *>device).serial != ka.wg[j].serial:
+                if device != 0:          # the handle's own memory (its serial is read there
+                    h = <pyplat_handle *>device   # anyway): no second table read
+                    if h.magic != PYPLAT_HANDLE_MAGIC or h.kind != PYPLAT_KIND_DEVICE or h.serial != ka.wg[j].serial:
                         break
                 found = 1
                 if param == KERNEL_WORK_GROUP_SIZE:
