@@ -194,10 +194,8 @@ def test_the_alignment_is_the_devices():
 
 def test_c_programs_get_native_buffers(run_with_pyplat, tmp_path):
     """Through the loader: a C program's buffers made natively, used by commands and kernels."""
-    from test_fastpath_native import build_c_program
-    exe = build_c_program(tmp_path, "native_buffers", PROGRAM)
-    done = run_with_pyplat([exe, "PyPlat"])
-    assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr[-2000:]
+    from test_fastpath_native import run_c_program_ok
+    run_c_program_ok(run_with_pyplat, tmp_path, "native_buffers", PROGRAM)
 
 
 PROGRAM = r"""

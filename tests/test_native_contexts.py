@@ -13,7 +13,7 @@ from capi import CL, addr, err
 from clobjects import first_device, make_buffer, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
-from test_fastpath_native import build_c_program
+from test_fastpath_native import run_c_program_ok
 from test_native_queues import native_queue, queue_info
 from test_programs_kernels import create_kernel, create_program, set_arg
 
@@ -207,9 +207,7 @@ def test_what_is_not_plain_is_left_to_the_python_entry_untouched(dev):
 
 
 def test_c_programs_get_native_contexts(run_with_pyplat, tmp_path):
-    exe = build_c_program(tmp_path, "native_contexts", PROGRAM)
-    done = run_with_pyplat([exe, "PyPlat"])
-    assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr[-2000:]
+    run_c_program_ok(run_with_pyplat, tmp_path, "native_contexts", PROGRAM)
 
 
 PROGRAM = r"""

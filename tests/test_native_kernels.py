@@ -178,10 +178,8 @@ def test_a_kernel_holding_its_programs_last_reference_releases_it():
 
 def test_c_programs_get_native_kernels(run_with_pyplat, tmp_path):
     """Through the loader: kernels made natively in a loop, set, launched and released."""
-    from test_fastpath_native import build_c_program
-    exe = build_c_program(tmp_path, "native_kernels", PROGRAM)
-    done = run_with_pyplat([exe, "PyPlat"])
-    assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr[-2000:]
+    from test_fastpath_native import run_c_program_ok
+    run_c_program_ok(run_with_pyplat, tmp_path, "native_kernels", PROGRAM)
 
 
 PROGRAM = r"""

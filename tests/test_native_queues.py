@@ -13,7 +13,7 @@ from capi import CL, addr, err
 from clobjects import context_and_program, event_status, make_buffer, make_context, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
-from test_fastpath_native import build_c_program
+from test_fastpath_native import run_c_program_ok
 from test_programs_kernels import create_kernel, set_arg
 
 SOURCE = b"__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }"
@@ -318,9 +318,7 @@ def test_the_context_lives_while_a_native_queue_does(env):
 def test_c_programs_get_native_queues(run_with_pyplat, tmp_path):
     """Through the loader: queues made natively, used by every command, released; the spec's
     codes for requests that are not plain."""
-    exe = build_c_program(tmp_path, "native_queues", PROGRAM)
-    done = run_with_pyplat([exe, "PyPlat"])
-    assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr[-2000:]
+    run_c_program_ok(run_with_pyplat, tmp_path, "native_queues", PROGRAM)
 
 
 PROGRAM = r"""

@@ -590,6 +590,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     cdef nmem_t *foreign[MAX_FOREIGN]
     cdef hent_t *e
     cdef qcore_t *q = NULL
+    cdef kslot_t *ks = NULL
     cdef plan_t *p = NULL
     cdef cmd_t *c
     cdef nevent_t *s = NULL
@@ -605,7 +606,8 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
         q = <qcore_t *>e.ptr
         e = tab_find(kernel)
         if e != NULL and e.kind == PYPLAT_KIND_KERNEL and e.ptr != NULL:
-            p = (<kslot_t *>e.ptr).plan
+            ks = <kslot_t *>e.ptr
+            p = ks.plan
             if p != NULL and p.context == q.context:
                 ok = 1
                 while n < n_events:
@@ -617,7 +619,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
                     cmd_incref(waits[n])
                     n += 1
     if ok:
-        n_foreign = foreign_take_locked(<kslot_t *>tab_find(kernel).ptr, p, foreign)   # (native_plans.pxi)
+        n_foreign = foreign_take_locked(ks, p, foreign)   # (native_plans.pxi)
         ok = n_foreign >= 0
     if ok:
         qcore_incref(q)

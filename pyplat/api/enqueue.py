@@ -467,10 +467,9 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
     if not isinstance(queue, CommandQueue) or not isinstance(k, Kernel) or queue.moves_memory \
             or checks.is_checked(k.info):
         return False                 # (the fast path leaves memory moves and checked kernels to Python)
-    primed = False
-    if not k._prepared:              # (a kernel made natively, adopted with its arguments set there:
-        k.prepare_plan()             # its first plan armed, as set_arg arms a Python kernel's;
-        primed = True                # unarmed, its hold would be taken and let go every launch)
+    # a kernel made natively, adopted with its arguments set there: its first plan armed, as
+    # set_arg arms a Python kernel's (unarmed, its hold is taken and let go at every launch)
+    primed = k.prepare_plan()
     plan = k.current_plan()
     if plan is not None and not plan.knows_geometry(queue.device, work_dim, global_work_size, local_work_size or 0):
         # A plan made before its first launch (Kernel.prepare_plan), these sizes validated on

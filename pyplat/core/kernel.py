@@ -116,14 +116,15 @@ class Kernel(RefCounted):
         object: after that a changed memory argument drops the plan and the next launch builds
         one, so programs that set several buffers before each launch build one plan, not one
         per argument. Nothing is built at creation, which stays cheap: a kernel without
-        arguments gets its plan at its first launch."""
-        if not self.all_args_set:
-            return
+        arguments gets its plan at its first launch. Returns whether it ran now (it also runs
+        for a kernel made natively and adopted with its arguments set there: prime_ndrange)."""
+        if self._prepared or not self.all_args_set:
+            return False
         self._prepared = True
         if self.slot is not None:
             self.slot.note_prepared()     # (the native clSetKernelArg may set the last one now)
         if not self._fast or self.slot is None or self.released_arg() is not None:
-            return                    # (a released buffer: the launch reports it)
+            return True               # (a released buffer: the launch reports it)
         plan = self.plan()
         if not log.on("refcounts"):          # (refcounts: every retain of the hold is seen)
             arm_plan(plan)
@@ -133,6 +134,7 @@ class Kernel(RefCounted):
             plan.remember_geometry(device, work_dim, ctypes.addressof(global_request),
                                    ctypes.addressof(local_request) if local_request is not None else 0,
                                    global_size, local, empty)
+        return True
 
     def _sync(self):
         """Take over what the native clSetKernelArg set (api/native_kernel_args.pxi): by-value

@@ -32,6 +32,7 @@ from .barrier_tree import has_barrier, walk
 from .function import FuncGen
 from .irbuild import Builder, LV, PTR, VOIDT, I1, I8, I64
 from . import check_defined, workgroup
+from .lockstep import induction_update, lockstep_eligible
 
 STACK_LIMIT = 256 * 1024
 # builtins without side effects whose value depends on their arguments and the work-item only
@@ -66,6 +67,7 @@ class BarrierKernelGen(FuncGen):
         self.region_next = None
         self.lin = None
         self.cache = None              # inside a region: {variable: its register copy} (pw_ptr)
+        self._uniform_vars = {}        # {variable: its uniform initialiser} (_induction_steps)
 
     # ------------------------------------------------------------------ analysis
     def _analyse(self):
@@ -162,27 +164,6 @@ class BarrierKernelGen(FuncGen):
         chosen = {}
         self._lockstep_nodes = {}
 
-        def constant(e):
-            while e is not None and e.op in ("conv", "block", "decl", "expr", "assign") and e.kids:
-                e = e.kids[-1]
-            return e is not None and e.op == "const"
-
-        def eligible(n):
-            cond = n.kids[1] if n.op in ("for", "do") else n.kids[0]
-            if cond is None or (n.op == "for" and constant(n.kids[0]) and cond.op == "bin"
-                                and any(constant(x) for x in cond.kids)):
-                return False
-            seen = {"global": False, "bad": False}
-
-            def visit(x):
-                if x is not n and x.op in ("for", "while", "do", "switch", "return", "goto", "label"):
-                    seen["bad"] = True
-                t = getattr(x, "type", None)
-                if t is not None and t.is_pointer and t.addrspace == "global":
-                    seen["global"] = True
-            walk(n, visit)
-            return seen["global"] and not seen["bad"]
-
         def visit_wg(n):
             if n is None:
                 return
@@ -192,7 +173,7 @@ class BarrierKernelGen(FuncGen):
                         continue
                     if has_barrier(x, self.memo):
                         visit_wg(x)
-                    elif x.op in ("for", "while", "do") and eligible(x):
+                    elif x.op in ("for", "while", "do") and lockstep_eligible(x):
                         chosen[id(x)] = Var("active.%d" % len(chosen), T.UCHAR, "private", x.cur)
                         self._lockstep_nodes[id(x)] = x
             elif n.op == "if":
@@ -232,23 +213,13 @@ class BarrierKernelGen(FuncGen):
         self._uniform_vars = {v: e for v, e in decl_inits.items()
                               if v not in writes and v.storage == "private" and not v.volatile}
 
-        def update(e):
-            """(var, sign, step) when e is `v += s`, `v -= s`, `v++`, `--v`..., else None."""
-            if e is None or e.kids is None or not e.kids or e.kids[0].op != "var":
-                return None
-            if e.op == "incdec":
-                return e.kids[0].val, e.val[0], None
-            if e.op == "cassign" and e.val in ("+", "-") and e.kids[1].type.is_int:
-                return e.kids[0].val, 1 if e.val == "+" else -1, e.kids[1]
-            return None
-
         self._for_starts = {}          # {var: its for-init value} (`long i; for (i = gid; ...)`)
         for key, loop in self._lockstep_nodes.items():
             body = loop.kids[3] if loop.op == "for" else loop.kids[1] if loop.op == "while" else loop.kids[0]
             cands = []
             start = None
             if loop.op == "for":
-                cands.append(update(loop.kids[2]))
+                cands.append(induction_update(loop.kids[2]))
                 init = loop.kids[0]
                 if init is not None and init.op == "expr" and init.kids and init.kids[0].op == "assign" \
                         and init.kids[0].kids[0].op == "var":
@@ -257,7 +228,7 @@ class BarrierKernelGen(FuncGen):
             walk(body, lambda x: has_continue.append(x) if x.op == "continue" else None)
             if not has_continue:
                 stmts = body.kids if body.op == "block" else [body]
-                cands += [update(x.kids[0]) for x in stmts if x is not None and x.op == "expr" and x.kids]
+                cands += [induction_update(x.kids[0]) for x in stmts if x is not None and x.op == "expr" and x.kids]
             inside = {}
 
             def count_inside(n):
@@ -278,17 +249,18 @@ class BarrierKernelGen(FuncGen):
                         self._for_starts[v] = start[1]
         return found
 
-    def _uniform(self, e):
+    def _uniform(self, e, outer=frozenset()):
         """Whether e has one value for the whole group: constants, unmodified parameters, sizes,
-        group ids and arithmetic on them (no integer division: it is evaluated where the
-        program may not)."""
+        group ids, variables never written after such an initialiser, and arithmetic on them
+        (no integer division: it is evaluated where the program may not). outer: the variables
+        whose initialisers are being looked into (`int g = g;` is not uniform)."""
         op = e.op
         if op in ("const", "zero"):
             return not (e.type.is_struct or e.type.is_array)
         if op == "load":
             v = e.kids[0]
-            if v.op == "var" and v.val in getattr(self, "_uniform_vars", ()):
-                return self._uniform(self._uniform_vars[v.val])
+            if v.op == "var" and v.val in self._uniform_vars and v.val not in outer:
+                return self._uniform(self._uniform_vars[v.val], outer | {v.val})
             return (v.op == "var" and v.val.storage == "param" and not v.val.volatile
                     and v.val not in self._written_params)
         if op == "builtin":
@@ -298,7 +270,7 @@ class BarrierKernelGen(FuncGen):
             return False
         elif op == "bin" and e.val in ("/", "%") and not e.type.is_float:
             return False
-        return all(self._uniform(x) for x in e.kids if isinstance(x, Node))
+        return all(self._uniform(x, outer) for x in e.kids if isinstance(x, Node))
 
     def _rematerialisable(self, pw, written, steps=()):
         """Group-level variables recomputed in every region instead of kept in per-work-item

@@ -12,10 +12,10 @@ Only such loops qualify (a step of the group's or the grid's width in dimension 
 adds the local or global id 0): elsewhere a work-item's own sequential walk is often the better
 order, and the plain work-group function keeps it."""
 from .barrier_tree import walk
+from .lockstep import induction_update, lockstep_eligible
 
 _STARTS = {"get_local_id", "get_global_id"}
 _WIDTHS = {"get_local_size", "get_enqueued_local_size", "get_global_size"}
-_NOT_IN_LOOP = ("for", "while", "do", "switch", "return", "goto", "label", "call")
 
 
 def _strip(e):
@@ -37,13 +37,6 @@ def _is_width(e, reqd, constants=None):
     if e.op == "load" and e.kids[0].op == "var" and constants is not None and e.kids[0].val in constants:
         return _is_width(constants[e.kids[0].val], reqd)
     return e.op == "const" and reqd is not None and e.val == reqd[0] and reqd[0] > 1
-
-
-def _update(e):
-    """(var, step) when e is `v += step`, else None."""
-    if e is not None and e.op == "cassign" and e.val == "+" and e.kids[0].op == "var":
-        return e.kids[0].val, e.kids[1]
-    return None
 
 
 def qualifies(k, reqd):
@@ -79,27 +72,16 @@ def qualifies(k, reqd):
         if x is None or x.op not in ("for", "while"):
             continue
         if x.op == "for":
-            found = _update(x.kids[2])
-            body = x.kids[3]
+            found = induction_update(x.kids[2])
         else:
             body = x.kids[1]
             stmts = body.kids if body is not None and body.op == "block" else [body]
             last = stmts[-1] if stmts else None
-            found = _update(last.kids[0]) if last is not None and last.op == "expr" and last.kids else None
-        if found is None or body is None:
+            found = induction_update(last.kids[0]) if last is not None and last.op == "expr" else None
+        if found is None or found[1] < 0 or found[2] is None:
             continue
-        v, step = found
-        if not _is_width(step, reqd, constants) or v not in starts or not uses_id(starts[v]):
-            continue
-        inside = {"bad": False, "global": False}
-
-        def visit(n):
-            if n is not x and n.op in _NOT_IN_LOOP:
-                inside["bad"] = True
-            t = getattr(n, "type", None)
-            if t is not None and t.is_pointer and t.addrspace == "global":
-                inside["global"] = True
-        walk(x, visit)
-        if inside["global"] and not inside["bad"]:
+        v, _, step = found
+        if (_is_width(step, reqd, constants) and v in starts and uses_id(starts[v])
+                and lockstep_eligible(x)):
             return True
     return False
