@@ -421,6 +421,14 @@ __kernel void shift(__global const float4 *a, __global float4 *c) {
     size_t i = get_global_id(0);
     c[i] = a[i + 1];
 }
+__kernel void add_row(__global const float *a, __global float *c) {
+    size_t i = get_global_id(0);
+    c[i] = a[i] + get_global_id(1);
+}
+__kernel void neighbour(__global float *a) {
+    size_t i = get_global_id(0);
+    a[i] = a[i + 1] + 1.0f;
+}
 __kernel void low_bytes(__global const float *a, __global uchar *c) {
     size_t i = get_global_id(0);
     c[i] = (uchar)a[i];
@@ -433,7 +441,8 @@ def test_global_races_of_whole_words_in_vectorised_loops():
     vectorised): element-wise kernels, in place too, and byte stores next to each other are no
     race; two work-items writing one float is, and so is reading a float4 that another
     work-item writes when the input and the output are one buffer, found with the right
-    work-items and offsets."""
+    work-items and offsets; so are a read of the neighbour's word in one argument and a kernel
+    indexed by get_global_id(0) alone launched in two dimensions."""
     p = run_script('''
         W = cl.Program(ctx, %r).build()
         n = 4096
@@ -448,12 +457,22 @@ def test_global_races_of_whole_words_in_vectorised_loops():
         print("low_bytes", status(W.low_bytes(q, (n,), (256,), b, c)))
         print("halves", status(W.halves(q, (n,), (256,), b, c)))
         print("shift", status(W.shift(q, (n // 4 - 1,), None, c, c)))
+        print("neighbour", status(W.neighbour(q, (n - 1,), None, a)))
+        print("add_row 2-D", status(W.add_row(q, (n, 2), (256, 1), a, c)))
     ''' % WORD_RACES, {"PYPLAT_CHECK": "bounds,races", "PYPLAT_WORKERS": "1"})
     out = p.stdout.split("\n")
-    for line in ("add 0", "in place 0", "sums True", "low_bytes 0", "halves -5", "shift -5"):
+    for line in ("add 0", "in place 0", "sums True", "low_bytes 0", "halves -5", "shift -5", "neighbour -5",
+                 "add_row 2-D -5"):
         assert line in out, p.stdout + p.stderr
     found = findings(p.stderr)
-    assert len(found) == 2, p.stderr
+    assert len(found) == 4, p.stderr
+    # (what a proof that "index = global id: one word per work-item" would wrongly pass: the
+    # neighbour's word in one argument, and a 1-D index in a 2-D launch)
+    assert "kernel 'neighbour' work-item global (4094, 0, 0) local (4094, 0, 0): data race: write after " \
+           "another work-item's read of 4 bytes at offset 16376 of __global argument 'a'" in found[2], found[2]
+    assert "kernel 'add_row' work-item global (255, 1, 0) local (255, 0, 0): data race: write after another " \
+           "work-item's write of 4 bytes at offset 1020 of __global argument 'c' (16384 bytes) (other " \
+           "work-item: work-group linear id 0, local linear id 255)" in found[3], found[3]
     # (a group reports its largest local id's conflict)
     assert "kernel 'halves' work-item global (255, 0, 0) local (255, 0, 0): data race: write after another " \
            "work-item's write of 4 bytes at offset 508 of __global argument 'c' (16384 bytes) (other " \
@@ -461,3 +480,60 @@ def test_global_races_of_whole_words_in_vectorised_loops():
     assert "kernel 'shift' work-item global (1022, 0, 0) local (1022, 0, 0): data race: write after another " \
            "work-item's read of 16 bytes at offset 16352 of __global argument 'c' (16384 bytes) (other " \
            "work-item: local linear id 1021 of the same work-group, no barrier between)" in found[1], found[1]
+
+
+PRIVATE = r"""
+__kernel void pairs(__global float *c) {
+    int i = get_global_id(0);
+    c[2 * i] = c[2 * i + 1] + 1.0f;
+}
+__kernel void next_pair(__global float *c) {
+    int i = get_global_id(0);
+    c[2 * i] = c[2 * i + 2] + 1.0f;
+}
+__kernel void two_outputs(__global float *x, __global float *y) {
+    size_t i = get_global_id(0);
+    x[i] = 1.0f;
+    y[i] = 2.0f + i;
+}
+"""
+
+
+def test_private_arguments_skip_their_race_checks_only_where_the_proof_holds(monkeypatch):
+    """check_private.py: an argument every access of which touches bytes of its own work-item
+    only (get_global_id(0) times a constant stride, offsets within the stride) gets a `.fast`
+    work-group function without its race checks; the launch takes it only where the proof's
+    assumptions hold. A read of the next pair's word is not private and is found; two private
+    arguments on one buffer (a sub-buffer 32 floats in) race and are found (the shared shadow
+    sends the launch to the full version); so is a 2-D launch (tested in the word-tag test)."""
+    monkeypatch.setenv("PYPLAT_CHECK", "bounds,races")
+    from pyplat.compiler import build
+    from pyplat.compiler.lowering import check_private
+    seen = {}
+    real = check_private.private_arguments
+    monkeypatch.setattr(check_private, "private_arguments",
+                        lambda table, k: seen.setdefault(k.name, real(table, k)))
+    r = build(PRIVATE, use_cache=False)
+    assert r.ok, r.log
+    assert seen == {"pairs": [0], "next_pair": [], "two_outputs": [0, 1]}
+    assert "__pyplat_wg_pairs.fast" in r.llvm_ir and "__pyplat_wg_next_pair.fast" not in r.llvm_ir
+    p = run_script('''
+        P = cl.Program(ctx, %r).build()
+        c = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(512, np.float32))
+        print("pairs", status(P.pairs(q, (256,), (64,), c)))
+        print("next_pair", status(P.next_pair(q, (255,), None, c)))
+        align = ctx.devices[0].mem_base_addr_align // 8
+        whole = cl.Buffer(ctx, mf.READ_WRITE, 4 * 1024)
+        part = whole.get_sub_region(align, 4 * 1024 - align)
+        print("two_outputs", status(P.two_outputs(q, (256,), (64,), whole, part)), align // 4)
+    ''' % PRIVATE, {"PYPLAT_CHECK": "bounds,races", "PYPLAT_WORKERS": "1"})
+    out = p.stdout.split("\n")
+    assert "pairs 0" in out and "next_pair -5" in out, p.stdout + p.stderr
+    assert any(line.startswith("two_outputs -5") for line in out), p.stdout + p.stderr
+    found = findings(p.stderr)
+    assert len(found) == 2, p.stderr
+    assert "kernel 'next_pair'" in found[0] and "data race: write after another work-item's read" in found[0]
+    # (x[63] of work-item 63 is y[31] of work-item 31: y starts 32 floats into x's buffer)
+    assert "kernel 'two_outputs' work-item global (63, 0, 0) local (63, 0, 0): data race: write after another " \
+           "work-item's write of 4 bytes at offset 252 of __global argument 'x' (4096 bytes) (other work-item: " \
+           "local linear id 31 of the same work-group, no barrier between)" in found[1], found[1]

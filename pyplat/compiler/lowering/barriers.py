@@ -15,7 +15,7 @@ The kernel body is split at barriers, structurally, on our typed tree:
   kernel modifies live in per-work-item arrays (struct of arrays: work-item `i`'s copy of `x` is
   `x_array[i]`); variables declared inside a region stay ordinary allocas (registers);
 * barrier-free loops over __global memory at work-group level run with the work-items in
-  lockstep, one region per iteration (_choose_lockstep, lockstep_loop), their induction
+  lockstep, one region per iteration (_choose_lockstep; lockstep_regions.py), their induction
   variables recomputed from the iteration count;
 * `return` inside a region marks the work-item finished (a per-work-item flag the later regions
   test); `break`/`continue` of a work-group-level loop from inside a region set a group flag the
@@ -33,6 +33,7 @@ from .function import FuncGen
 from .irbuild import Builder, LV, PTR, VOIDT, I1, I8, I64
 from . import check_defined, workgroup
 from .lockstep import induction_update, lockstep_eligible
+from . import lockstep_regions
 
 STACK_LIMIT = 256 * 1024
 # builtins without side effects whose value depends on their arguments and the work-item only
@@ -626,7 +627,7 @@ class BarrierKernelGen(FuncGen):
             b.position_at_end(end)
             return
         if op in ("for", "while", "do") and id(n) in self.lockstep:
-            self.lockstep_loop(n, self.lockstep[id(n)])
+            lockstep_regions.lockstep_loop(self, n, self.lockstep[id(n)])
             return
         if op in ("for", "while", "do"):
             def body(stmt, end_bb, inc_bb):
@@ -637,87 +638,6 @@ class BarrierKernelGen(FuncGen):
                            lambda inc: self.run_region([Node("expr", kids=[inc], cur=inc.cur)]))
             return
         raise CompileError("barrier() inside this statement is not supported yet", n.cur)
-
-    def lockstep_loop(self, n, flag):
-        """A barrier-free loop run by the work-items in lockstep (see _choose_lockstep): a region
-        runs init and the first test, then one region per iteration runs body, increment and
-        test for every work-item still active, while any is. Work-items may interleave freely
-        between barriers, so this is the same program; break and continue are per work-item."""
-        if n.op == "for":
-            init, cond, inc, body = n.kids
-        elif n.op == "while":
-            (cond, body), init, inc = n.kids, None, None
-        else:
-            (body, cond), init, inc = n.kids, None, None
-        fn = self.fn
-        busy = self.group_flag("busy")
-        self.b.store(I1(0), busy)
-
-        def test(go_on):
-            """Store go_on (i1) as this work-item's active flag; any active one keeps the loop going."""
-            b = self.b
-            b.store(b.zext(go_on, I8), self.pw_ptr(flag))
-            set_bb = fn.append_basic_block("ls.busy")
-            b.cbranch(go_on, set_bb, self.region_next)
-            b.position_at_end(set_bb)
-            b.store(I1(1), busy)
-
-        ivs = [(v, st) for v, st in self.induction.items() if st[0] == id(n)]
-
-        def start():
-            if init is not None:
-                self.stmt(init)
-            for v in ivs:                    # started here (`for (i = gid; ...)`): live from now on
-                if v[0] in self._for_starts and v[0] not in self.remat_live:
-                    self.remat_live.append(v[0])
-            test(I1(1) if n.op == "do" else self.truth(self.rv(cond), cond.type))
-        self.region(start)
-
-        trip = self.group_flag("trip", I64) if ivs else None
-        if trip is not None:
-            self.b.store(I64(0), trip)        # iterations run so far, this time through the loop
-
-        def iteration():
-            b = self.b
-            run_bb = fn.append_basic_block("ls.run")
-            brk_bb = fn.append_basic_block("ls.break")
-            inc_bb = fn.append_basic_block("ls.inc")
-            on = b.load(self.pw_ptr(flag), typ=I8)
-            b.cbranch(b.icmp_unsigned("!=", on, I8(0)), run_bb, self.region_next)
-            b.position_at_end(run_bb)
-            for v, (_, sign, step) in ivs:       # init + trip * step
-                ty = v.type.llvm()
-                t = b.trunc(b.load(trip, typ=I64), ty) if ty.width < 64 else b.load(trip, typ=I64)
-                d = t if step is None else b.mul(t, self.convert(self.rv(step), step.type, v.type, step))
-                cur = b.load(self.vars[v], typ=ty)
-                b.store(b.add(cur, d) if sign > 0 else b.sub(cur, d), self.vars[v])
-            self.loops.append((brk_bb, inc_bb))
-            self.stmt(body)
-            self.loops.pop()
-            if not b.block.is_terminated:
-                b.branch(inc_bb)
-            b.position_at_end(brk_bb)
-            b.store(I8(0), self.pw_ptr(flag))
-            b.branch(self.region_next)
-            b.position_at_end(inc_bb)
-            if inc is not None:
-                self.stmt(Node("expr", kids=[inc], cur=inc.cur))
-            test(self.truth(self.rv(cond), cond.type))
-
-        b = self.b
-        head = fn.append_basic_block("ls.head")
-        step = fn.append_basic_block("ls.step")
-        end = fn.append_basic_block("ls.end")
-        b.branch(head)
-        b.position_at_end(head)
-        b.cbranch(b.load(busy, typ=I1), step, end)
-        b.position_at_end(step)
-        b.store(I1(0), busy)
-        self.region(iteration)
-        if trip is not None:
-            self.b.store(self.b.add(self.b.load(trip, typ=I64), I64(1)), trip)
-        self.b.branch(head)
-        self.b.position_at_end(end)
 
     # ------------------------------------------------------------------ overrides inside regions
     def lvalue(self, n):

@@ -264,7 +264,7 @@ class Definedness:
         code = b.or_(b.shl(b.add(lin, I64(1)), I64(2 * _SITE_BITS)),
                      b.or_(I64(site << _SITE_BITS), b.zext(s, I64)))
         key = b.select(b.icmp_unsigned("!=", s, I32(0)), code, I64(NONE))
-        slot = b.gep(frame, [I64(FR_UNDEFINED)], inbounds=True, source_etype=I64)
+        slot = _use_slot(self.table, g, frame)
         old = b.load(slot, typ=I64, align=8)
         b.store(b.select(b.icmp_unsigned("<", key, old), key, old), slot, align=8)
         self.quiet = quiet
@@ -280,10 +280,28 @@ class Definedness:
         self.g.b.defined = None         # (the work-group function's epilogue is check code)
 
 
-def report_use(table, b, frame, wi):
-    """At the work-group function's end: the smallest key of the group's uses of undefined
+def _use_slot(table, g, frame):
+    """Where the uses' smallest key accumulates: in a work-group function lowered whole
+    (barriers.py) an alloca of it, which LLVM keeps in a register (a store to the frame, which
+    escapes, under a work-item's `if` kept pyopencl's lockstep loop scalar: the reduction ran
+    30x its unchecked time); else the frame's word FR_UNDEFINED."""
+    if not getattr(g, "whole_group", False):
+        return g.b.gep(frame, [I64(FR_UNDEFINED)], inbounds=True, source_etype=I64)
+    registers = table.undefined_registers
+    slot = registers.get(g.f.name)
+    if slot is None:
+        slot = registers[g.f.name] = g.abuild.alloca(I64, name="check.undefined")
+        g.abuild.store(I64(NONE), slot)
+    return slot
+
+
+def report_use(table, b, frame, wi, k):
+    """At kernel k's work-group function's end: the smallest key of the group's uses of undefined
     values reported (table.report_key: the work-item, the use site, the origin)."""
-    key = b.load(b.gep(frame, [I64(FR_UNDEFINED)], inbounds=True, source_etype=I64), typ=I64, align=8)
+    slot = table.undefined_registers.get(k.name)
+    if slot is None:
+        slot = b.gep(frame, [I64(FR_UNDEFINED)], inbounds=True, source_etype=I64)
+    key = b.load(slot, typ=I64, align=8)
     fn = b.function
     found_bb = fn.append_basic_block("check.undefined")
     next_bb = fn.append_basic_block("check.undefined.next")

@@ -26,7 +26,8 @@ lanes are never torn).
 from llvmlite import ir
 
 from .. import abi
-from .check_layout import (EPOCHS, FR_EPOCH, FR_OBJECTS, FR_RECORD, GS_HEADER, GS_OWNER, GS_READERS,
+from . import check_private
+from .check_layout import (EPOCHS, FR_EPOCH, FR_OBJECTS, GS_HEADER, GS_OWNER, GS_READERS,
                            GS_WORD_READERS, GS_WORD_WRITERS, GS_WORDS, GS_WRITERS, KIND_READ_AFTER_WRITE,
                            KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, LAUNCH_READY, LAUNCH_STARTING, OTHER_EXACT,
                            OTHER_SAME_GROUP, SERIALS, SH_MADVISE, SH_PAGE, SH_TAG_BYTES, SH_USES, TAG_EPOCH_SHIFT,
@@ -40,11 +41,20 @@ RACE = "__pyplat_check_global_race"
 # RACE_SLOTS sites' slots: the largest key (below) of the conflicts the group's work-items found
 RACE_SLOTS = 32
 _STATE, _GROUP_FIRST, _VOLUME, _SLOTS = range(4)
+# then, per kernel parameter, ARG_WORDS words copied from the launch state and the record once
+# per group (setup): its serial (0: not race-checked), its shadow's byte and word tags' addresses
+_SERIAL, _WRITERS, _READERS, _WORD_WRITERS, _WORD_READERS, ARG_WORDS = range(6)
 FRAME_WORDS = _SLOTS + RACE_SLOTS
+
+
+def frame_words(k):
+    """The frame words kernel k's races check takes."""
+    return FRAME_WORDS + ARG_WORDS * len(k.params)
 # a slot's key: (local linear id + 1) << 51 | kind code << 49 (write-write, write-after-read,
-# read-after-write) | same group << 48 | the other's local or flat id << 34 | offset mod 2^34;
+# read-after-write) | the other's flat id mod 2^14 << 34 | offset mod 2^34 (a `__local` one:
+# the other's local linear id there);
 # 1 where no conflict (umax(old, 0) would fold into a select the vectoriser does not take)
-_KEY_LID, _KEY_KIND, _KEY_SAME, _KEY_OTHER, _KEY_OFFSET_BITS = 51, 49, 48, 34, 34
+_KEY_LID, _KEY_KIND, _KEY_OTHER, _KEY_OFFSET_BITS = 51, 49, 34, 34
 FLAT_MASK = (1 << TAG_FLAT_BITS) - 1
 
 
@@ -54,7 +64,7 @@ def _scopes(table):
     them LLVM takes a store of a tag or of data as a possible store to the frame and keeps the
     frame's words in memory in the loop over work-items, which then stays scalar (and takes
     `__local` data and tags, in one allocation, as possibly dependent)."""
-    scopes = table.__dict__.get("global_race_scopes")
+    scopes = table.global_race_scopes
     if scopes is None:
         m = table.mg.module
         domain = m.add_metadata([ir.MetaDataString(m, "pyplat.check")])
@@ -65,9 +75,34 @@ def _scopes(table):
     return scopes
 
 
-def tag_access(table, instr):
-    """instr (a load or store of tags) marked as such (_scopes)."""
-    instr.set_metadata("alias.scope", _scopes(table)[0])
+def tag_access(table, instr, array=None):
+    """instr (a load or store of tags) marked as such (_scopes), and, where `array` names its
+    tag array (a hashable key: the memory, the argument, writers' or readers'), as aliasing no
+    other array's tags: a scope of its own in a second domain, whose accesses list every array
+    made before as `noalias` (LLVM's scoped noalias needs one side of a pair to list the other).
+    Without it LLVM compares every pair of tag arrays at run time before each vectorised loop
+    over work-items (34 compares in the transpose, per row of 16 work-items). Two arguments on
+    one buffer share their tags, so this is not always true; where it is not, LLVM may order
+    two sites' tag accesses either way, and a tag is always one of this launch's real accesses:
+    a conflict is then found from the other site, or missed, never invented."""
+    tags = _scopes(table)[0]
+    if array is None:
+        instr.set_metadata("alias.scope", tags)
+        return instr
+    m = table.mg.module
+    if table.tag_array_scopes is None:
+        table.tag_array_scopes = ({}, m.add_metadata([ir.MetaDataString(m, "pyplat.check.arrays")]))
+    arrays, domain = table.tag_array_scopes
+    entry = arrays.get(array)
+    if entry is None:
+        earlier = [scope for scope, _, _ in arrays.values()]
+        scope = m.add_metadata([ir.MetaDataString(m, "pyplat.check.array.%d" % len(earlier)), domain])
+        entry = arrays[array] = (scope, m.add_metadata([tags.operands[0], scope]),
+                                 m.add_metadata(earlier) if earlier else None)
+    _, scopes, others = entry
+    instr.set_metadata("alias.scope", scopes)
+    if others is not None:
+        instr.set_metadata("noalias", others)
     return instr
 
 
@@ -94,14 +129,14 @@ def _word(b, base, index):
     return b.gep(base, [I64(index) if isinstance(index, int) else index], inbounds=True, source_etype=I64)
 
 
-def _global_args(k):
+def global_arguments(k):
     return [i for i, (p, info) in enumerate(zip(k.params, k.param_info))
             if p.type.is_pointer and info["addrspace"] == "global"]
 
 
 def wanted(mg, k):
     """Whether kernel k's launches race-check __global memory (it has a __global pointer argument)."""
-    return RACES in mg.checks and bool(_global_args(k))
+    return RACES in mg.checks and bool(global_arguments(k))
 
 
 def setup(table, k, b, frame, record, wi, args_p, at):
@@ -135,28 +170,47 @@ def setup(table, k, b, frame, record, wi, args_p, at):
     group = b.add(gid[0], b.mul(ng[0], b.add(gid[1], b.mul(ng[1], gid[2]))))
     b.store(b.and_(b.mul(group, volume), I64(FLAT_MASK)), _word(b, frame, at + _GROUP_FIRST))
     b.store(volume, _word(b, frame, at + _VOLUME))
+    n = len(k.params)
+    for i in global_arguments(k):
+        words = rec_global_shadow(n, i)
+        own = at + FRAME_WORDS + ARG_WORDS * i
+        b.store(b.load(_word(b, state, 1 + i), typ=I64, align=8), _word(b, frame, own + _SERIAL))
+        for to, word in ((_WRITERS, GS_WRITERS), (_READERS, GS_READERS), (_WORD_WRITERS, GS_WORD_WRITERS),
+                         (_WORD_READERS, GS_WORD_READERS)):
+            b.store(b.load(_word(b, record, words + word), typ=I64, align=8), _word(b, frame, own + to))
 
 
-def prepare(table, g, frame, at, hint):
-    """Before an access's bounds check: the loads of what its race check needs, made where
-    every work-item makes them, so that LLVM hoists them out of the loop over work-items (in
-    the checked branch they would be made per access). None: the object is no argument."""
+def skipped(table, g, index):
+    """Whether the version being lowered leaves out the race checks of argument `index`
+    (check_versions.py)."""
+    skip = table.race_skip
+    return skip is not None and skip[0] is g.f and index in skip[1]
+
+
+def prepare(table, g, frame, at, hint, node=None, size=0):
+    """Before an access's bounds check: the loads of what its race check needs, all from the
+    frame (which setup filled once per group): loads LLVM may hoist out of the loop over
+    work-items even from under a work-item's `if` (the frame is dereferenceable; the launch
+    state and the record, which they were loaded from before, are not known to be, and a
+    load of them under pyopencl's `if (i >= n) break` kept the lockstep loop scalar).
+    None: the object is no argument, or this version leaves its race checks out. Each site of
+    the full version is noted for check_private's proofs (node: the access on the typed tree,
+    size: its bytes)."""
     key = table._objects_of(g.f)[hint[1]][0]
     params = list(g.f.params)
     if key not in params:
         return None
-    index = params.index(key)
+    if skipped(table, g, params.index(key)):
+        return None
+    if table.race_skip is None and g.f.is_kernel:     # (the full version's sites)
+        check_private.note(table, g, params.index(key), node, size)
+    own = at + FRAME_WORDS + ARG_WORDS * params.index(key)
     b = g.b
-    inv = table._invariant
-    record = b.inttoptr(inv(b.load(_word(b, frame, FR_RECORD), typ=I64, align=8)), PTR)
-    words = rec_global_shadow(len(params), index)
-    state = b.inttoptr(inv(b.load(_word(b, frame, at + _STATE), typ=I64, align=8)), PTR)
-    return (inv(b.load(_word(b, state, 1 + index), typ=I64, align=8)),
-            inv(b.load(_word(b, record, words + GS_WRITERS), typ=I64, align=8)),
-            inv(b.load(_word(b, record, words + GS_READERS), typ=I64, align=8)),
-            inv(b.load(_word(b, frame, FR_OBJECTS + 3 * hint[1]), typ=I64, align=8)),
-            inv(b.load(_word(b, record, words + GS_WORD_WRITERS), typ=I64, align=8)),
-            inv(b.load(_word(b, record, words + GS_WORD_READERS), typ=I64, align=8)))
+
+    def word(i):
+        return table._invariant(b.load(_word(b, frame, i), typ=I64, align=8))
+    return (word(own + _SERIAL), word(own + _WRITERS), word(own + _READERS), word(FR_OBJECTS + 3 * hint[1]),
+            word(own + _WORD_WRITERS), word(own + _WORD_READERS), params.index(key))
 
 
 def access(table, g, frame, at, p, size, prepared, site, write, value=None, align=1):
@@ -170,8 +224,8 @@ def access(table, g, frame, at, p, size, prepared, site, write, value=None, alig
     (the conflict's key, its slot's frame word) for the caller to `keep`, or None."""
     b = g.b
     inv = table._invariant
-    serial, writers, readers, base, word_writers, word_readers = prepared
-    slots = table.__dict__.setdefault("global_race_slots", {}).setdefault(g.f.name, [])
+    serial, writers, readers, base, word_writers, word_readers, index = prepared
+    slots = table.global_race_slots.setdefault(g.f.name, [])
     per_tag = 1
     if size % 4 == 0 and align >= 4 and size <= 16 and len(slots) < RACE_SLOTS:
         writers, readers, per_tag = word_writers, word_readers, 4
@@ -204,7 +258,7 @@ def access(table, g, frame, at, p, size, prepared, site, write, value=None, alig
         slots.append((site, size, False))
         key = _slot_key(table, b, wp, rp, size // per_tag, write, args,
                         b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2])))),
-                        rel, _unchanged(b, p, size, value) if write else None)
+                        rel, _unchanged(table, b, p, size, value) if write else None, ("global", index, per_tag))
         checked_end = b.block
         b.branch(done_bb)
         b.position_at_end(done_bb)
@@ -245,8 +299,10 @@ def access(table, g, frame, at, p, size, prepared, site, write, value=None, alig
     b.position_at_end(done_bb)
 
 
-def _unchanged(b, p, size, value):
-    """i1: the memory at p already holds the bytes of `value` (None where not comparable)."""
+def _unchanged(table, b, p, size, value):
+    """i1: the memory at p already holds the bytes of `value` (None where not comparable). The
+    load is a data access (data_accesses: no tag, no frame word), or LLVM checks it against
+    every tag array at run time before a vectorised loop."""
     t = getattr(value, "type", None)
     scalar = t.element if isinstance(t, ir.VectorType) else t
     if not isinstance(scalar, (ir.IntType, ir.HalfType, ir.FloatType, ir.DoubleType)):
@@ -260,6 +316,7 @@ def _unchanged(b, p, size, value):
     # and a store of one address in different types (a load of the bits, which instcombine
     # makes of a load and bitcast) as an unknown dependence, which keeps the loop scalar
     held = b.load(b.inttoptr(p, PTR), typ=t, align=1)
+    data_accesses(table, [held])
     if isinstance(scalar, ir.IntType):
         same = b.icmp_unsigned("==", held, value)
     else:       # floats: equal, or both NaN; +0 and -0 count as equal (a race hidden, none invented)
@@ -276,7 +333,7 @@ def new_slot(table, g, at, site, size):
     work-item's local linear id in the other id's bits."""
     if not g.f.is_kernel:
         return None
-    slots = table.__dict__.setdefault("global_race_slots", {}).setdefault(g.f.name, [])
+    slots = table.global_race_slots.setdefault(g.f.name, [])
     if len(slots) >= RACE_SLOTS:
         return None
     slots.append((site, size, True))
@@ -291,18 +348,32 @@ def local_key(b, lin, code, other_lid, rel):
                        b.and_(rel, I64((1 << _KEY_OFFSET_BITS) - 1))))
 
 
-def keep(table, b, frame, slot, key):
+def keep(table, g, frame, slot, key):
     """The site's slot (the frame's word `slot`) keeps the largest key: a max over the
     work-item loop, which LLVM's vectoriser takes as a reduction where this store is made on
-    every iteration."""
+    every iteration. In a work-group function lowered in one piece (barriers.py) the slot is
+    an alloca of that function instead (as checks.py's site slots): the frame escapes, and a
+    store to it under a work-item's `if` (the lockstep loop's) kept that loop scalar."""
+    b = g.b
+    if getattr(g, "whole_group", False):
+        registers = table.race_slot_registers.setdefault(g.f.name, {})
+        at = registers.get(slot)
+        if at is None:
+            at = registers[slot] = g.abuild.alloca(I64, name="check.race.slot")
+            g.abuild.store(I64(0), at)
+        old = b.load(at, typ=I64, align=8)
+        b.store(b.select(b.icmp_unsigned(">", key, old), key, old), at)
+        return
     slot = _word(b, frame, slot)
     old = frame_access(table, b.load(slot, typ=I64, align=8))
     frame_access(table, b.store(b.select(b.icmp_unsigned(">", key, old), key, old), slot))
 
 
-def _slot_key(table, b, wp, rp, lanes, write, args, lin, rel, unchanged=None):
+def _slot_key(table, b, wp, rp, lanes, write, args, lin, rel, unchanged=None, arrays=None):
     """The tags of an access's `lanes` tags compared (one i32, or one vector) and set; returns
-    the conflict's key (1: none), computed without a branch."""
+    the conflict's key (1: none), computed without a branch. arrays: the key of the access's
+    tag arrays (tag_access)."""
+    w_array, r_array = (None, None) if arrays is None else (arrays + ("w",), arrays + ("r",))
     vt = ir.VectorType(I32, lanes) if lanes > 1 else I32
 
     def splat(v):
@@ -314,34 +385,31 @@ def _slot_key(table, b, wp, rp, lanes, write, args, lin, rel, unchanged=None):
     def const(c):
         return ir.Constant(vt, [c] * lanes) if lanes > 1 else I32(c)
     me_v, first_v, volume_v, limit_v = (splat(v) for v in args)
-    w = tag_access(table, b.load(wp, typ=vt, align=4))
+    w = tag_access(table, b.load(wp, typ=vt, align=4), w_array)
     w_hit = _conflict(b, w, me_v, first_v, volume_v, limit_v, const)
     hit = w_hit
     if write:
-        r = tag_access(table, b.load(rp, typ=vt, align=4))
+        r = tag_access(table, b.load(rp, typ=vt, align=4), r_array)
         r_hit = _conflict(b, r, me_v, first_v, volume_v, limit_v, const)
         hit = b.or_(w_hit, r_hit)
-    tag_access(table, b.store(me_v, wp if write else rp, align=4))
+    tag_access(table, b.store(me_v, wp if write else rp, align=4), w_array if write else r_array)
     any_hit = hit if lanes == 1 else \
         b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(lanes)), ir.Constant(ir.IntType(lanes), 0))
     if unchanged is not None:
         any_hit = b.and_(any_hit, b.not_(unchanged))
 
-    def per_lane(tags, lane_hit, w_bit):
-        """Per tag: hit << 31 | writer's << 30 | same group << 14 | the other's id, or 0."""
-        in_group = b.and_(b.sub(tags, first_v), const(FLAT_MASK))
-        same = b.icmp_unsigned("<", in_group, volume_v)
-        other = b.select(same, b.or_(in_group, const(1 << 14)), b.and_(tags, const(FLAT_MASK)))
-        return b.select(lane_hit, b.or_(other, const((1 << 31) | w_bit)), const(0))
-    value = per_lane(w, w_hit, 1 << 30)
-    if write:
-        value = b.select(w_hit, value, per_lane(r, r_hit, 0))        # (a writer's hit first)
+    # per tag: hit << 31 | writer's << 30 | the other's flat id, or 0 (whether it is of this
+    # group, and its local id, are worked out once, at the group's end: group_end)
+    value = b.select(w_hit, b.or_(b.and_(w, const(FLAT_MASK)), const(3 << 30)), const(0))
+    if write:                                                         # (a writer's hit first)
+        value = b.select(w_hit, value, b.select(r_hit, b.or_(b.and_(r, const(FLAT_MASK)), const(1 << 31)),
+                                                const(0)))
     best = b.call(reduce_umax(b, lanes), [value]) if lanes > 1 else value
     best = b.zext(best, I64)
     code = I64(2) if not write else b.select(b.icmp_unsigned("!=", b.and_(best, I64(1 << 30)), I64(0)),
                                              I64(0), I64(1))
     key = b.or_(b.or_(b.shl(b.add(lin, I64(1)), I64(_KEY_LID)), b.shl(code, I64(_KEY_KIND))),
-                b.or_(b.shl(b.and_(best, I64((1 << 15) - 1)), I64(_KEY_OTHER)),
+                b.or_(b.shl(b.and_(best, I64(FLAT_MASK)), I64(_KEY_OTHER)),
                       b.and_(rel, I64((1 << _KEY_OFFSET_BITS) - 1))))
     return b.select(any_hit, key, I64(1))
 
@@ -358,7 +426,7 @@ def reduce_umax(b, size):
 def group_end(table, b, frame, k, wi, at):
     """At the work-group function's end: each race slot's conflict reported (CheckTable.report_key:
     through a copy of the work-item state holding the work-item's ids)."""
-    slots = table.__dict__.get("global_race_slots", {}).get(k.name, [])
+    slots = table.global_race_slots.get(k.name, [])
     if not slots:
         return
     fn = b.function
@@ -367,8 +435,9 @@ def group_end(table, b, frame, k, wi, at):
 
     def slot(base, i):
         return b.gep(base, [I64(0), I64(i)], inbounds=True, source_etype=WI_SLOTS_TYPE)
+    registers = table.race_slot_registers.get(k.name, {})
     for j, (site, size, local) in enumerate(slots):
-        key = b.load(_word(b, frame, at + _SLOTS + j), typ=I64, align=8)
+        key = b.load(registers.get(at + _SLOTS + j) or _word(b, frame, at + _SLOTS + j), typ=I64, align=8)
         found_bb = fn.append_basic_block("check.grace.site")
         next_bb = fn.append_basic_block("check.grace.site.next")
         b.cbranch(b.icmp_unsigned(">=", key, I64(1 << _KEY_LID)), found_bb, next_bb)
@@ -385,8 +454,12 @@ def group_end(table, b, frame, k, wi, at):
         groups = b.mul(b.mul(b.load(slot(wis, abi.CTX_NUM_GROUPS), typ=I64, align=8),
                              b.load(slot(wis, abi.CTX_NUM_GROUPS + 1), typ=I64, align=8)),
                        b.load(slot(wis, abi.CTX_NUM_GROUPS + 2), typ=I64, align=8))
-        other = b.and_(b.lshr(key, I64(_KEY_OTHER)), I64(FLAT_MASK))
-        same = b.and_(b.lshr(key, I64(_KEY_SAME)), I64(1))
+        flat = b.and_(b.lshr(key, I64(_KEY_OTHER)), I64(FLAT_MASK))
+        first = b.load(_word(b, frame, at + _GROUP_FIRST), typ=I64, align=8)
+        in_group = b.and_(b.sub(flat, first), I64(FLAT_MASK))
+        same_group = b.icmp_unsigned("<", in_group, volume)
+        other = b.select(same_group, in_group, flat)
+        same = b.zext(same_group, I64)
         exact = b.select(b.icmp_unsigned("<=", b.mul(groups, volume), I64(FLAT_MASK + 1)), I64(OTHER_EXACT), I64(0))
         word = b.or_(b.or_(other, b.shl(volume, I64(TAG_FLAT_BITS))),
                      b.or_(b.shl(same, I64(32)), exact))

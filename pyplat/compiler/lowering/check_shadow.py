@@ -178,15 +178,15 @@ def _word_race(table, g, frame, off, size, write, rel):
         ids = b.and_(t, const(0xFFFF))
         return b.and_(b.icmp_unsigned("==", b.lshr(t, const(16)), e_v),
                       b.and_(b.icmp_unsigned("!=", ids, const(0)), b.icmp_unsigned("!=", ids, id_v)))
-    w = check_global_races.tag_access(table, b.load(wp, typ=vt, align=4))
+    w = check_global_races.tag_access(table, b.load(wp, typ=vt, align=4), ("local", "w"))
     w_other = others(w)
     # per lane: a writer's id | 1 << 16, else a reader's id (write only), else 0
     value = b.select(w_other, b.or_(b.and_(w, const(0xFFFF)), const(1 << 16)), const(0))
     if write:
-        r = check_global_races.tag_access(table, b.load(rp, typ=vt, align=4))
+        r = check_global_races.tag_access(table, b.load(rp, typ=vt, align=4), ("local", "r"))
         value = b.select(w_other, value, b.select(others(r), b.and_(r, const(0xFFFF)), const(0)))
     me = b.or_(b.shl(e_v, const(16)), id_v)
-    check_global_races.tag_access(table, b.store(me, wp if write else rp, align=4))
+    check_global_races.tag_access(table, b.store(me, wp if write else rp, align=4), ("local", "w" if write else "r"))
     if lanes > 1:
         value = b.call(check_global_races.reduce_umax(b, lanes), [value])
     best = b.zext(value, I64)

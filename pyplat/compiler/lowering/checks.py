@@ -71,6 +71,24 @@ class CheckTable:
         self.site_slots = {}           # kernel name -> [site] of its frame's site slots
         self.called_kernels = set()    # kernels also called as functions: no frame hints there
         self.slot_registers = {}       # kernel name -> [alloca] of site slots kept in registers
+        # (check_global_races.py) kernel name -> [site] of its frame's global race slots, and
+        # -> {slot: alloca} of those kept in registers; (check_defined.py) kernel name -> the
+        # register of its uninit use key
+        self.global_race_slots = {}
+        self.race_slot_registers = {}
+        self.undefined_registers = {}
+        self.race_skip = None          # (kernel, argument indices) whose race checks the version
+                                       # being lowered leaves out (check_versions.py)
+        self.race_private_sites = {}   # kernel name -> {argument: [window]} (check_private.py)
+        self.global_race_scopes = None # (check_global_races.py) the tags' and frame's alias scopes,
+        self.tag_array_scopes = None   # and the tag arrays'
+
+    def forget_kernel_slots(self, name):
+        """A kernel's frame slots and their registers start again: a second version of its
+        work-group function is lowered (check_versions.py)."""
+        for per_kernel in (self.site_slots, self.slot_registers, self.global_race_slots,
+                           self.race_slot_registers, self.undefined_registers):
+            per_kernel.pop(name, None)
 
     def note_kernels(self, kernels):
         """Before lowering: the kernels some function calls (their body then runs with another
@@ -111,7 +129,7 @@ class CheckTable:
         """In a work-group function's prologue: the frame filled, its pointer stored in `wi`.
         argument(b, args_p, i, type): workgroup.argument."""
         objects = self.kernel_objects(k)
-        words = FR_OBJECTS + 3 * len(objects) + SITE_SLOTS + check_global_races.FRAME_WORDS
+        words = FR_OBJECTS + 3 * len(objects) + SITE_SLOTS + check_global_races.frame_words(k)
         frame = alloca_b.alloca(ir.ArrayType(I64, words), name="check.frame")
         record = b.load(b.gep(args_p, [I64(len(k.params))], inbounds=True, source_etype=PTR), typ=PTR, align=8)
         record = b.load(record, typ=PTR, align=8)
@@ -167,7 +185,7 @@ class CheckTable:
             b.branch(end_bb)
             b.position_at_end(end_bb)
         if check_defined.UNINIT in self.mg.checks:
-            check_defined.report_use(self, b, frame, wi)
+            check_defined.report_use(self, b, frame, wi, k)
         check_global_races.group_end(self, b, frame, k, wi, FR_OBJECTS + 3 * len(self._objects_of(k)) + SITE_SLOTS)
         return b.trunc(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8), I32)
 
@@ -218,10 +236,15 @@ class CheckTable:
         key = self._objects_of(g.f)[hint[1]][0]
         if key not in g.f.params:
             return True
+        return key not in self.assigned(g)
+
+    def assigned(self, g):
+        """The variables the function being lowered assigns to, increments or takes the
+        address of."""
         assigned = getattr(g, "check_assigned", None)
         if assigned is None:
             assigned = g.check_assigned = _assigned_vars(g.f.body)
-        return key not in assigned
+        return assigned
 
     # ------------------------------------------------------------------ provenance
     def provenance(self, g, n):
@@ -275,10 +298,7 @@ class CheckTable:
                 if n.op == "decl" and n.kids and n.kids[0] is not None and hasattr(n.kids[0], "op"):
                     decls[n.val] = None if n.val in decls else n.kids[0]    # (declared twice: no)
                 nodes.extend(n.kids or ())
-        assigned = getattr(g, "check_assigned", None)
-        if assigned is None:
-            assigned = g.check_assigned = _assigned_vars(f.body)
-        return decls.get(v) if v not in assigned else None
+        return decls.get(v) if v not in self.assigned(g) else None
 
     def _objects_of(self, k):
         return [(p,) for p, info in zip(k.params, k.param_info)
@@ -298,12 +318,13 @@ class CheckTable:
         return len(self.sites) - 1
 
     def guard(self, g, ptr, size, space, hint, site, access_fn, zero=None, write=False, atomic=False,
-              stored=None, value=None, align=1):
+              stored=None, value=None, align=1, node=None):
         """Emit access_fn() (which returns the loaded value, or None for a store) only when
         [ptr, ptr + size) is inside an object; a load yields `zero` otherwise. `__local`
         accesses also go through the shadow checks (check_shadow.py); an atomic one only counts
         as written there (atomics do not race). stored: a store's value's shadow (uninit:
-        check_defined.py), None where defined. align: the address's known alignment."""
+        check_defined.py), None where defined. align: the address's known alignment. node: the
+        access on the typed tree, where known (check_private.py)."""
         b = g.b
         defined = g.defined
         if defined is not None:         # uninit: an address computed from an undefined value
@@ -321,7 +342,7 @@ class CheckTable:
         if space == "global" and hint is not None and hint[0] == "frame" and not atomic and \
                 check_global_races.wanted(self.mg, g.f):
             races_at = FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS
-            race = check_global_races.prepare(self, g, frame, races_at, hint)
+            race = check_global_races.prepare(self, g, frame, races_at, hint, node, size)
             ok_bb = fn.append_basic_block("check.global") if race is not None else do_bb
         if hint is not None:
             if hint[0] == "global":
@@ -409,7 +430,7 @@ class CheckTable:
         if defined is not None and phi is not None:
             defined.joined(b, phi, v, done_bb, skip_bb)
         if race_key is not None:            # (after the join's phis)
-            check_global_races.keep(self, b, frame, race_key[1], key)
+            check_global_races.keep(self, g, frame, race_key[1], key)
         if defined is not None:
             defined.quiet = was_quiet
         return phi
@@ -453,7 +474,7 @@ class CheckTable:
         if t.is_struct or t.is_array:       # read later, by address: a zero copy where outside
             return self.guard(g, lv.ptr, t.size, space, hint, site, lambda: lv.ptr, self.zeros(t.size))
         return self.guard(g, lv.ptr, t.size, space, hint, site, lambda: g.load(lv.ptr, t, lv.align),
-                          align=lv.align or t.align)
+                          align=lv.align or t.align, node=lv.check[2])
 
     def checked_store(self, g, lv, v):
         space, hint, _ = lv.check
@@ -466,7 +487,7 @@ class CheckTable:
             stored = g.defined.of(v)
         self.guard(g, lv.ptr, lv.type.size, space, hint, site,
                    lambda: g.store(v, lv.ptr, lv.type, lv.align), write=True, stored=stored, value=v,
-                   align=lv.align or lv.type.align)
+                   align=lv.align or lv.type.align, node=lv.check[2])
 
     def zeros(self, size):
         """A constant of `size` zero bytes (what a struct read outside its object reads)."""

@@ -14,7 +14,7 @@ from llvmlite import ir
 from .. import progvars as PV
 from ..builtins.printf import emit_host_printf
 from ..tree import CompileError
-from . import barrier_tree, checks, group_stride, workgroup
+from . import barrier_tree, check_versions, checks, group_stride, workgroup
 from .barriers import BarrierKernelGen
 from .function import FuncGen
 from .irbuild import I8, PTR, VOIDT
@@ -168,7 +168,7 @@ class ModuleGen:
                 self.function(k)
         for k in with_barriers + strided:   # (strided: their functions are made above too)
             names[k.name] = workgroup.name_of(k)
-            BarrierKernelGen(self, k, names[k.name]).emit()
+            check_versions.emit(self, k, names[k.name], lambda name, k=k: BarrierKernelGen(self, k, name).emit())
         while self.pending:
             f = self.pending.pop()
             FuncGen(self, f).emit()
@@ -182,7 +182,7 @@ class ModuleGen:
         return names
 
     def workgroup_function(self, k):
-        return workgroup.plain_workgroup_function(self, k)
+        return check_versions.plain(self, k, lambda f: FuncGen(self, f).emit())
 
 
 _GAP = 64      # zero runs at least this long become zeroinitializer parts of an initialiser

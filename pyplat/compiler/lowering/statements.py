@@ -3,6 +3,17 @@ loops, break/continue, return, goto/labels. emit_loop is the block skeleton of f
 the barrier code (barriers.py) reuses for work-group-level loops."""
 from llvmlite import ir
 
+def loop_parts(n):
+    """(init, cond, inc, body) of a for / while / do node (None where the loop has none)."""
+    if n.op == "for":
+        return tuple(n.kids)
+    if n.op == "while":
+        cond, body = n.kids
+    else:
+        body, cond = n.kids
+    return None, cond, None, body
+
+
 _STMT_LIKE = {"block", "if", "for", "while", "do", "case", "default", "switch", "expr", "decl", "return",
               "break", "continue", "nop", "barrier", "label", "goto"}
 
@@ -173,12 +184,7 @@ class Statements:
         init; cond -> body -> inc -> cond; end. body_fn(stmt, end_bb, inc_bb) gets the targets
         of break and continue."""
         b = self.b
-        if n.op == "for":
-            init, cond, inc, body = n.kids
-        elif n.op == "while":
-            (cond, body), init, inc = n.kids, None, None
-        else:
-            (body, cond), init, inc = n.kids, None, None
+        init, cond, inc, body = loop_parts(n)
         if init is not None:
             init_fn(init)
         cond_bb, body_bb, inc_bb, end_bb = (b.append_basic_block(f"{prefix}.{part}")

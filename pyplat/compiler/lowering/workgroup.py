@@ -128,10 +128,11 @@ def loop_nest(b, fn, slots, sizes, body_fn, prefix):
         b.position_at_end(after)
 
 
-def plain_workgroup_function(mg, k):
+def plain_workgroup_function(mg, k, name=None, body=None):
     """The work-group function of a kernel without barriers: one loop nest calling the kernel's
-    (always-inline) LLVM function, which LLVM vectorises across work-items. Returns its name."""
-    name = name_of(k)
+    (always-inline) LLVM function, which LLVM vectorises across work-items. Returns its name.
+    (name, body: another function around another body: check_versions.py.)"""
+    name = name or name_of(k)
     fn = declare(mg.module, name)
     args_p, ctx = fn.args
     b = Builder(fn.append_basic_block("entry"))
@@ -139,7 +140,7 @@ def plain_workgroup_function(mg, k):
     wi, slots = work_item_state(b, b, ctx, reqd)
     frame = check_frame(mg, k, b, b, wi, args_p)
     callargs = [wi] + [argument(b, args_p, i, p.type) for i, p in enumerate(k.params)]
-    body = mg.fns[k]
+    body = body or mg.fns[k]
     sizes = local_sizes(b, ctx, reqd)
     exit_bb = skip_empty_group(b, fn, sizes)
     loop_nest(b, fn, slots, sizes, lambda z, y, x: b.call(body, callargs), "")

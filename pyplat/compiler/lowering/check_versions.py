@@ -1,0 +1,128 @@
+"""PYPLAT_CHECK=races: a checked kernel's work-group function in two versions, picked per group
+by what the launch's check record says (docs/tools.md, "PYPLAT_CHECK"; docs/performance.md).
+
+A `__global` argument that no access of the kernel writes through (analysis.written_params)
+can race only with writes through another argument bound to the same buffer; the core tracks
+it (check_shadows.fill_record: a shadow header in the record) only then. Its race check is
+code in the loop over work-items all the same, and LLVM's vectoriser makes it masked vector
+code that runs whether the argument is tracked or not: with two read-only inputs, more than
+half of a checked vector add's time, and of the transpose's. So a kernel with such arguments
+gets two work-group functions: `.fast`, without their race checks, and `.full`, with every
+check; the exported function (named as the kernel's) calls `.fast` where none of them is
+tracked in this launch, else `.full`. Nothing is lost: where `.fast` runs, those arguments'
+tags would have been skipped at run time anyway (serial 0).
+"""
+from llvmlite import ir
+
+from .. import abi, analysis
+from . import check_global_races, check_private, workgroup
+from .check_layout import GS_HEADER, rec_global_shadow
+from .irbuild import I1, I64, PTR, Builder
+
+
+def read_only_arguments(mg, k):
+    """Indices of kernel k's `__global` pointer arguments without a write through them, where
+    their race checks are worth a second version (races on), else ()."""
+    if not check_global_races.wanted(mg, k):
+        return ()
+    written = analysis.written_params(k)
+    return tuple(i for i in check_global_races.global_arguments(k) if k.params[i] not in written)
+
+
+def emit(mg, k, name, emit_one):
+    """Kernel k's work-group function `name` (a kernel lowered whole: barriers.py), made by
+    emit_one(name): the full version first (its sites make check_private's proofs), then,
+    where some argument's race checks can be left out, the fast one."""
+    if not check_global_races.wanted(mg, k):
+        emit_one(name)
+        return
+    table = mg.check_table()
+    emit_one(name + ".full")
+    read_only, private = _left_out(mg, k)
+    if read_only or private:
+        # (the full version's group end has read them: the fast one's slots start again)
+        table.forget_kernel_slots(k.name)
+        table.race_skip = (k, frozenset(read_only + private))
+        try:
+            emit_one(name + ".fast")
+        finally:
+            table.race_skip = None
+    _dispatch(mg, k, name, read_only, private)
+
+
+def plain(mg, k, emit_body):
+    """The work-group function of kernel k without barriers (workgroup.plain_workgroup_function
+    around its body, mg.fns[k], already lowered), in two versions where some argument's race
+    checks can be left out: the second body lowered by emit_body(k) into a function of its own.
+    Returns its name."""
+    read_only, private = _left_out(mg, k) if check_global_races.wanted(mg, k) else ((), ())
+    if not read_only and not private:
+        return workgroup.plain_workgroup_function(mg, k)
+    name = workgroup.name_of(k)
+    table = mg.check_table()
+    full_body = mg.fns[k]
+    fast_body = ir.Function(mg.module, full_body.function_type, name=full_body.name + ".fast")
+    for a in full_body.attributes:
+        fast_body.attributes.add(a)
+    fast_body.linkage = "internal"
+    mg.fns[k] = fast_body
+    table.race_skip = (k, frozenset(read_only + private))
+    try:
+        emit_body(k)
+    finally:
+        table.race_skip = None
+        mg.fns[k] = full_body
+    workgroup.plain_workgroup_function(mg, k, name + ".fast", fast_body)
+    workgroup.plain_workgroup_function(mg, k, name + ".full", full_body)
+    _dispatch(mg, k, name, read_only, private)
+    return name
+
+
+def _left_out(mg, k):
+    """(read-only arguments, private ones: check_private.py) of kernel k."""
+    read_only = read_only_arguments(mg, k)
+    private = tuple(i for i in check_private.private_arguments(mg.check_table(), k) if i not in read_only)
+    return read_only, private
+
+
+def _dispatch(mg, k, name, read_only, private):
+    """The exported work-group function: `.fast` where the record tracks none of `read_only`,
+    no other argument shares a `private` one's shadow, and the launch's global sizes in
+    dimensions 1 and 2 are 1 (private's proofs tell work-items apart by get_global_id(0));
+    else `.full` (the only version where both are empty)."""
+    full = mg.module.get_global(name + ".full")
+    fn = workgroup.declare(mg.module, name)
+    full.linkage = "internal"
+    args_p, ctx = fn.args
+    b = Builder(fn.append_basic_block("entry"))
+    if not read_only and not private:
+        b.ret(b.call(full, [args_p, ctx]))
+        return
+    fast = mg.module.get_global(name + ".fast")
+    fast.linkage = "internal"
+    cell = b.load(b.gep(args_p, [I64(len(k.params))], inbounds=True, source_etype=PTR), typ=PTR, align=8)
+    record = b.load(cell, typ=PTR, align=8)
+    n = len(k.params)
+
+    def header(i):
+        word = b.gep(record, [I64(rec_global_shadow(n, i) + GS_HEADER)], inbounds=True, source_etype=I64)
+        return b.load(word, typ=I64, align=8)
+    go = I1(1)
+    for i in read_only:
+        go = b.and_(go, b.icmp_unsigned("==", header(i), I64(0)))
+    for i in private:
+        own = header(i)
+        for j in check_global_races.global_arguments(k):
+            if j != i:
+                go = b.and_(go, b.or_(b.icmp_unsigned("==", own, I64(0)), b.icmp_unsigned("!=", own, header(j))))
+    if private:
+        for d in (1, 2):
+            size = b.load(b.gep(ctx, [I64(abi.CTX_GLOBAL_SIZE + d)], inbounds=True, source_etype=I64), typ=I64,
+                          align=8)
+            go = b.and_(go, b.icmp_unsigned("==", size, I64(1)))
+    fast_bb = fn.append_basic_block("fast")
+    full_bb = fn.append_basic_block("full")
+    b.cbranch(go, fast_bb, full_bb)
+    for bb, version in ((fast_bb, fast), (full_bb, full)):
+        b.position_at_end(bb)
+        b.ret(b.call(version, [args_p, ctx]))
