@@ -14,6 +14,7 @@ from capi import CL, addr, err
 from clobjects import context_and_program, event_status, make_buffer, make_context, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
+from pyplat.runtime.graph import reap
 from test_fastpath_native import build_c_program
 from test_programs_kernels import create_kernel, set_arg
 
@@ -317,6 +318,32 @@ def test_a_buffer_released_while_commands_wait_lives_until_they_ran(env):
         CL.clReleaseMemObject(b)
         CL.clReleaseMemObject(other)
     CL.clReleaseCommandQueue(q)
+
+
+def test_a_buffer_the_application_holds_stays_native_across_finishes(env):
+    """Once a native command has used a buffer, its hold stays while the application holds the
+    buffer: a clFinish (after which an ordinary hold lets go) does not send the next command on
+    it through Python again -- for a buffer the Python entry made, and for one made natively and
+    adopted since (a kernel argument set through Python)."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    python_made = make_buffer(ctx, 256, cl.CL_MEM_READ_WRITE | cl.CL_MEM_KERNEL_READ_AND_WRITE)
+    adopted = make_buffer(ctx, 256)
+    assert handles.adopted(adopted) is not None                    # (as a Python entry would)
+    for buf in (python_made, adopted):
+        data = np.zeros(64, dtype=np.int32)
+        assert write(q, buf, data)[0] == 0                          # primes its record
+        answered = []
+        for i in range(5):              # (nothing else between: a public call could prime again)
+            data = np.full(64, i, dtype=np.int32)
+            answered.append(native_write(q, buf, 0, 0, 256, addr(data), 0, 0, 0))
+            assert CL.clFinish(q) == 0
+            reap()                                  # (as any Python entry does: idle holds go)
+        assert answered == [0] * 5
+        assert read(q, buf, 256, np.int32).tolist() == [4] * 64
+    for m in (python_made, adopted):
+        assert CL.clReleaseMemObject(m) == 0
+    assert CL.clReleaseCommandQueue(q) == 0
 
 
 THREADS_PROGRAM = r"""

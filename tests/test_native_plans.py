@@ -375,6 +375,32 @@ def test_a_new_kernel_on_buffers_python_held_launches_natively(env):
     assert CL.clFinish(q) == 0 and CL.clReleaseCommandQueue(q) == 0
 
 
+def test_new_kernels_on_adopted_buffers_launch_natively_from_the_first(env):
+    """A kernel object per launch on buffers Python adopted (a Python plan held them): each new
+    object's sets and its first launch are answered natively, since the buffers' holds stay
+    while the application holds them (a loop that creates, sets, launches and releases a kernel
+    object each time)."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k0 = python_kernel(prog, b"axpy")
+    x, y = ints(ctx, np.arange(N)), ints(ctx, np.zeros(N))
+    first_plan(ctx, q, k0, x, y)                       # y = x; both adopted, held by its plan
+    assert CL.clFinish(q) == 0
+    answers = []
+    for _ in range(6):                                 # y += 3 x, each object launched once
+        k = create_kernel(prog, b"axpy")
+        answers.append((native_set(k, 0, x), native_set(k, 1, y), native_set_value(k, 2, 3),
+                        native_launch(q, k)))
+        assert CL.clReleaseKernel(k) == 0
+        assert CL.clFinish(q) == 0
+    assert answers == [(0, 0, 0, 0)] * 6
+    np.testing.assert_array_equal(read(q, y, 4 * N, np.int32), 19 * np.arange(N))
+    assert CL.clReleaseKernel(k0) == 0
+    for obj in (x, y):
+        assert CL.clReleaseMemObject(obj) == 0
+    assert CL.clFinish(q) == 0 and CL.clReleaseCommandQueue(q) == 0
+
+
 THREADED = r"""
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>

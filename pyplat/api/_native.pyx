@@ -45,7 +45,7 @@ from pyplat.runtime._sched cimport (
     track_join,
     abort_oom, reap_pending, order_locked, qcore_incref, qcore_decref, key_hash, hold_use, hold_done,
     plan_incref, plan_decref, plan_derive, plan_start, fill_launch, fork_lose_queue, fork_lose_command,
-    Command, Driver, QueueCore, LaunchPlan, wrap_command, wrap_derived)
+    host_calloc, Command, Driver, QueueCore, LaunchPlan, wrap_command, wrap_derived)
 
 # The handle layout, the handle kinds and "not answered here": one definition, shared with the
 # ICD shim (icd/pyplat_handle.h); handles.py takes them from here.
@@ -180,6 +180,7 @@ cdef hent_t *publish_locked(pyplat_handle *h, int kind, int flags, void *ptr, si
     e = tab_insert(<size_t>h)
     e.kind, e.flags, e.ptr, e.context, e.api_refs = kind, flags, ptr, context, api_refs
     tab_write_end()
+    handle_note_native(h, kind, ptr)       # (native_table_reads.pxi)
     return e
 
 
@@ -346,9 +347,11 @@ cdef class KernelSlot:
         if known is None:
             return None
         pthread_mutex_lock(&tab_lock)
+        slot_lock(<kargs_t *>self.k.args)  # (a reference to the slot's plan: native_arg_sets.pxi)
         cur = self.k.plan
         if cur != NULL:
             plan_incref(cur)
+        slot_unlock(<kargs_t *>self.k.args)
         pthread_mutex_unlock(&tab_lock)
         if cur == NULL or cur == known.p:
             if cur != NULL:
@@ -372,9 +375,11 @@ cdef class KernelSlot:
         if new != NULL:
             plan_incref(new)
         pthread_mutex_lock(&tab_lock)
+        slot_lock(<kargs_t *>self.k.args)
         old, self.k.plan = self.k.plan, new
         if self.k.args != NULL:
             foreign_clear_locked(<kargs_t *>self.k.args)     # (native_plans.pxi)
+        slot_unlock(<kargs_t *>self.k.args)
         pthread_mutex_unlock(&tab_lock)
         if old != NULL:
             plan_decref(old)
@@ -386,6 +391,7 @@ cdef class KernelSlot:
 include "native_commands.pxi"
 include "native_buffers.pxi"
 include "native_kernel_args.pxi"
+include "native_arg_sets.pxi"          # clSetKernelArg under the slot's lock alone
 include "native_kernels.pxi"
 include "native_plans.pxi"
 
@@ -607,6 +613,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
         e = tab_find(kernel)
         if e != NULL and e.kind == PYPLAT_KIND_KERNEL and e.ptr != NULL:
             ks = <kslot_t *>e.ptr
+            slot_lock(<kargs_t *>ks.args)  # (to the reference taken below: native_arg_sets.pxi)
             p = ks.plan
             if p != NULL and p.context == q.context:
                 ok = 1
@@ -624,6 +631,8 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     if ok:
         qcore_incref(q)
         plan_incref(p)
+    if ks != NULL:
+        slot_unlock(<kargs_t *>ks.args)
     pthread_mutex_unlock(&tab_lock)
     if not ok:
         for i in range(n):

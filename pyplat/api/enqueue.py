@@ -20,6 +20,7 @@ from pyplat.core.event import Event
 from pyplat.core.kernel import Kernel
 from pyplat.core.queue import HOST, CommandQueue
 from pyplat.devices.spaces import HOST as HOST_SPACE
+from pyplat.runtime.graph import choose_local_size
 
 
 def _submit(queue, command_type, command, num_events, event_list, event, retain=(), blocking=False,
@@ -431,24 +432,6 @@ def clEnqueueWaitForEvents(command_queue, num_events, event_list):
 
 # --- kernels --------------------------------------------------------------------------------------
 
-def choose_local_size(global_size, limit, item_limits):
-    """A local size for a NULL local_work_size: the largest divisors of the global size, first
-    dimension first, within the device's limits (bigger groups mean fewer calls and longer
-    vectorisable loops)."""
-    local = []
-    budget = limit
-    for g, item_limit in zip(global_size, item_limits):
-        best = 1
-        cap = min(budget, item_limit, g)
-        for candidate in range(cap, 0, -1):
-            if g % candidate == 0:
-                best = candidate
-                break
-        local.append(best)
-        budget //= best
-    return local
-
-
 def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size,
                   wants_event):
     """The native clEnqueueNDRangeKernel (api/_native.pyx) did not answer: give the kernel a
@@ -606,7 +589,9 @@ def _geometry_key(device, work_dim, global_work_offset, global_work_size, local_
 
 
 def _geometry(k, device, work_dim, global_work_offset, global_work_size, local_work_size):
-    """(global size, local size, offset, empty) padded to 3 dimensions, validated."""
+    """(global size, local size, offset, empty) padded to 3 dimensions, validated. The rules'
+    home, with their reasons; the native fast path applies them silently and defers here on a
+    refusal (runtime/sched/launch_sizes.pxi, sizes_valid)."""
     pad = [1] * (3 - work_dim)
     global_size = list((ctypes.c_size_t * work_dim).from_address(global_work_size)) + pad
     offset = (list((ctypes.c_size_t * work_dim).from_address(global_work_offset)) if global_work_offset

@@ -83,11 +83,15 @@ def retain(obj):
         obj.retain()
 
 
-def release(obj):
+def release(obj, before_last=None):
     """clRelease*: one application reference fewer; the last one lets go of the core object's
-    reference held for them (which may destroy it and invalidate its handle)."""
+    reference held for them (which may destroy it and invalidate its handle), after
+    before_last(handle) if given."""
     address = getattr(obj, HANDLE, 0)
-    if not address or _native.api_release(address) != 1:
+    state = _native.api_release(address) if address else 0
+    if state == 2 and before_last is not None:
+        before_last(address)
+    if state != 1:
         obj.release()
 
 

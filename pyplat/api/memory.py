@@ -2,7 +2,7 @@
 import ctypes
 
 from pyplat import cl
-from pyplat.api import handles, info
+from pyplat.api import _native, handles, info
 from pyplat.api.entry import entry
 from pyplat.api.errors import CLError, check
 from pyplat.core.context import Context
@@ -112,7 +112,8 @@ def clRetainMemObject(memobj):
 
 @entry
 def clReleaseMemObject(memobj):
-    handles.release(lookup_buffer(memobj))
+    # (native commands may use the buffer without a reference while the application holds it)
+    handles.release(lookup_buffer(memobj), before_last=_native.let_go_memory)
 
 
 INFO = {

@@ -15,30 +15,13 @@
 # releases -- use it as they use any buffer's record. The first time a Python entry needs the
 # buffer (a kernel argument, a map, a sub-buffer, any other query), handles.lookup *adopts* it
 # (adopt_buffer): a core Buffer is made around the same bytes and record, with the record's
-# ordering key, and takes over the context reference; from then on it is an ordinary buffer.
+# ordering key, and takes over the context reference; from then on it is an ordinary buffer
+# (its hold stays pinned until the application's last release, as every buffer's does once a
+# native command has used it: hold_memory, let_go_memory).
 # The last clReleaseMemObject of a buffer never adopted frees it here, unless native commands
 # still use it or it holds its context's last reference: Python then adopts and releases it.
 # ---------------------------------------------------------------------------------------------
 from libc.string cimport memset as _memset
-
-cdef extern from "<sys/mman.h>" nogil:
-    int madvise(void *addr, size_t length, int advice)
-    int MADV_HUGEPAGE
-
-cdef size_t HUGE_PAGE = 2 * 1024 * 1024
-
-
-cdef inline void advise_huge_pages(char *raw, size_t size) noexcept nogil:
-    """Ask for transparent huge pages over the whole 2 MiB pages inside a large allocation (the
-    system's policy is often `madvise`; numpy asks the same for the arrays it allocates, which
-    buffers made in Python use). A kernel that walks a buffer with a large stride (pyopencl's
-    grid-stride elementwise loops: 32 KiB a step) otherwise misses the TLB on every access:
-    pyopencl's a + b over 2^24 floats, one worker, 71 -> 36 ms. Not touching the pages, so
-    calloc's lazily zeroed pages stay lazy; the advice is only advice (errors ignored)."""
-    cdef size_t start = (<size_t>raw + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)
-    cdef size_t end = (<size_t>raw + size) & ~(HUGE_PAGE - 1)
-    if end > start:
-        madvise(<void *>start, end - start, MADV_HUGEPAGE)
 
 DEF CL_MEM_READ_WRITE = 0x1
 DEF CL_MEM_WRITE_ONLY = 0x2
@@ -115,9 +98,7 @@ cdef size_t n_create_buffer(size_t context, uint64_t flags, uint64_t size, size_
         flags |= CL_MEM_READ_WRITE
     m = <nmem_t *>calloc(1, sizeof(nmem_t))
     if not flags & CL_MEM_USE_HOST_PTR and size <= <uint64_t>(<size_t>-1) - BASE_ALIGN:
-        raw = <char *>calloc(1, size + BASE_ALIGN)          # (large sizes: zero pages, lazily)
-        if raw != NULL:
-            advise_huge_pages(raw, size + BASE_ALIGN)
+        raw = host_calloc(size + BASE_ALIGN)     # (runtime: huge pages; large sizes zeroed lazily)
     if m == NULL or (raw == NULL and not flags & CL_MEM_USE_HOST_PTR):
         free(m)
         free(raw)
@@ -189,8 +170,9 @@ def adopt_buffer(size_t h, factory):
     origin) makes its core Buffer around the record's bytes (context: the core Context, which
     the Buffer retains; record: a MemRecord, which keeps the bytes; key: its ordering key; a
     sub-buffer's parent, adopted first if it was made natively too, and its origin); the table
-    keeps it, the counts the buffer held on its context (and parent) are given back, the hold
-    becomes an ordinary one. It is returned; None if h is no such buffer."""
+    keeps it, the counts the buffer held on its context (and parent) are given back; the hold
+    stays pinned until the application's last release (let_go_memory). It is returned; None if
+    h is no such buffer."""
     cdef hent_t *e
     cdef nmem_t *m = NULL
     cdef PyObject *ctx = NULL
@@ -232,7 +214,8 @@ def adopt_buffer(size_t h, factory):
         if par == NULL and parent_handle != 0:
             parent = adopt_missing(parent_handle)   # a parent made natively too
         obj = factory(context, m.flags, m.size, host_ptr, <size_t>m.address, rec, m.root, parent, m.origin)
-        hold_unpin(&m.hold, rec, Retained((obj,)))
+        # (the hold stays pinned: the application holds the handle; its last release unpins it,
+        # let_go_memory in native_commands.pxi)
     except BaseException:
         pthread_mutex_lock(&tab_lock)
         e = tab_find(h)

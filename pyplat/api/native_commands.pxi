@@ -74,13 +74,15 @@ def mem_record(size_t address, size_t size, uint64_t flags, size_t key, bint is_
     return rec
 
 
-def hold_memory(size_t address):
-    """Let native commands use the buffer of a handle: its record holds a reference to it until
-    the reaper finds no native command left (GIL held). True if that changed anything."""
+cdef tuple buffer_record(size_t address):
+    """(GIL held) (the native record, the core Buffer, whether the application holds the
+    handle) of the buffer whose handle is `address`; None if it has no record or no core
+    object."""
     cdef hent_t *e
     cdef nmem_t *m = NULL
     cdef PyObject *obj = NULL
     cdef MemRecord rec
+    cdef int application_holds = 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(address)
     if e != NULL and e.kind == PYPLAT_KIND_MEM and e.ptr != NULL and e.obj != NULL:
@@ -88,16 +90,49 @@ def hold_memory(size_t address):
         pp_add(&m.refs, 1)
         obj = e.obj
         Py_INCREF(<object>obj)
+        application_holds = e.api_refs > 0
     pthread_mutex_unlock(&tab_lock)
     if m == NULL:
-        return False
+        return None
     rec = MemRecord()
     rec.m = m
     buffer = <object>obj
     Py_XDECREF(obj)
-    if m.hold.held:
+    return rec, buffer, application_holds
+
+
+def hold_memory(size_t address):
+    """Let native commands use the buffer of a handle (GIL held). While the application holds
+    the handle, its hold is pinned: native commands and launches use it with no Python
+    reference, since the application's reference keeps the buffer, until its last
+    clReleaseMemObject (let_go_memory) -- so a clFinish, after which an ordinary hold lets go,
+    does not send the next command through Python again. Without an application reference the
+    record holds a reference to the buffer until the reaper finds no native command left. True
+    if that changed anything."""
+    cdef MemRecord rec
+    found = buffer_record(address)
+    if found is None:
         return False
-    return bool(hold_acquire(&m.hold, rec, Retained((buffer,))))
+    rec, buffer, application_holds = found
+    if rec.m.hold.held:
+        return False
+    if application_holds:       # (its last release needs the GIL we hold: it cannot come between)
+        hold_pin(&rec.m.hold)
+        return True
+    return bool(hold_acquire(&rec.m.hold, rec, Retained((buffer,))))
+
+
+def let_go_memory(size_t address):
+    """The application's last reference to a buffer goes (handles.release, GIL held, before the
+    core reference kept for the application is released): a pinned hold becomes an ordinary
+    one, so native commands still pending keep the buffer until they are done."""
+    cdef MemRecord rec
+    found = buffer_record(address)
+    if found is None:
+        return
+    rec, buffer, _ = found
+    if rec.m.hold.pinned:       # (only this call unpins an adopted buffer's hold: GIL held)
+        hold_unpin(&rec.m.hold, rec, Retained((buffer,)))
 
 
 cdef struct ncall_t:              # a native command call's references, taken from the table
@@ -364,7 +399,7 @@ cdef int32_t n_mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
     cdef uint64_t answer
     if (param != MEM_SIZE and param != MEM_FLAGS) or (value != 0 and size < 8):
         return PYPLAT_DEFER
-    m = <nmem_t *>tab_read_ptr(mem, PYPLAT_KIND_MEM)   # (no lock: size and flags never change)
+    m = <nmem_t *>handle_native(mem, PYPLAT_KIND_MEM)  # (no probe: size and flags never change)
     if m == NULL:
         return PYPLAT_DEFER
     answer = m.size if param == MEM_SIZE else m.flags

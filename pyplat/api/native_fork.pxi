@@ -13,7 +13,11 @@ cdef void fork_parent() noexcept nogil:
 
 
 cdef void fork_child() noexcept nogil:
+    cdef size_t i
     pthread_mutex_init(&tab_lock, NULL)
+    for i in range(tab_cap):              # a kernel slot's lock a thread of the parent held
+        if tab[i].key > 1 and tab[i].kind == PYPLAT_KIND_KERNEL and tab[i].ptr != NULL:
+            slot_unlock(<kargs_t *>(<kslot_t *>tab[i].ptr).args)
 
 
 def _fork_child():

@@ -24,6 +24,15 @@
 # A set that would give the last unset argument a value before the kernel's first plan was made
 # (Kernel.prepare_plan) goes to Python, which builds that plan then, so that the first launch
 # stays native.
+#
+# Locks: the argument state (karg_t, unset, n_pending, prepared) and the slot's plan pointer are
+# guarded by the slot's own lock (slot_lock, a spin lock in kargs_t) taken inside tab_lock
+# wherever tab_lock holders read or change them, so that the sets programs repeat (the same
+# value or buffer again, a value into a plan only the slot holds, a value, buffer or __local
+# size kept pending) take the slot's lock alone (setarg_unlocked, native_arg_sets.pxi): no
+# line every thread shares. The kernel is read in its handle's memory (handle_native), a buffer
+# by a lock-free probe (tab_read). Everything else takes tab_lock, then the slot's lock, as
+# before. The slot's lock is never held while tab_lock is taken.
 # ---------------------------------------------------------------------------------------------
 from libc.stdint cimport uint8_t
 from libc.stdlib cimport malloc
@@ -69,7 +78,9 @@ cdef struct wgdev_t:              # clGetKernelWorkGroupInfo's answers for one d
     uint64_t multiple
 
 
-cdef struct kargs_t:              # (tab_lock)
+cdef struct kargs_t:              # (tab_lock; the argument state and k.plan: the slot's lock too)
+    int lock                      # slot_lock (native_arg_sets.pxi); 0 in a layout or a copy
+    size_t context                # the kernel entry's context once setarg_unlocked read it (0: not yet)
     int n
     int unset                     # arguments without a value
     int prepared                  # the Python side made (or tried) the kernel's first plan
@@ -145,7 +156,7 @@ cdef inline void set_pending(kargs_t *ka, karg_t *a, int what) noexcept nogil:
 
 
 cdef inline nmem_t *set_mem_cur(karg_t *a, nmem_t *m) noexcept nogil:
-    """(tab_lock) The buffer the arguments hold now (a new reference taken); the old one's
+    """(the slot's lock) The buffer the arguments hold now (a new reference taken); the old one's
     reference is returned, to be dropped after the lock."""
     cdef nmem_t *old = a.mem_cur
     a.mem_known = 1
@@ -158,8 +169,9 @@ cdef inline nmem_t *set_mem_cur(karg_t *a, nmem_t *m) noexcept nogil:
 
 
 cdef int pend_plan_values(kargs_t *ka, plan_t *p) noexcept nogil:
-    """(tab_lock) The plan is dropped here: by-value arguments the native path changed in it (a
-    derived plan) become pending, so the Python side sees them. 0 if one is too large."""
+    """(tab_lock and the slot's lock) The plan is dropped here: by-value arguments the native
+    path changed in it (a derived plan) become pending, so the Python side sees them. 0 if one
+    is too large."""
     cdef uint64_t *argv = <uint64_t *>p.args
     cdef int j
     for j in range(ka.n):
@@ -191,6 +203,11 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     cdef size_t handle = 0
     cdef int32_t r = PYPLAT_DEFER
     cdef int may_complete, swap = 0, foreign_ok = 0, first_plan = 0
+    k = <kslot_t *>handle_native(kernel, PYPLAT_KIND_KERNEL)     # (native_table_reads.pxi)
+    if k != NULL and k.args != NULL and index < <uint32_t>(<kargs_t *>k.args).n:
+        r = setarg_unlocked(kernel, k, <kargs_t *>k.args, index, size, value)   # (native_arg_sets.pxi)
+        if r != PYPLAT_DEFER:
+            return r
     pthread_mutex_lock(&tab_lock)
     e = tab_find(kernel)
     if e == NULL or e.kind != PYPLAT_KIND_KERNEL or e.ptr == NULL:
@@ -201,6 +218,7 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
     if ka == NULL or index >= <uint32_t>ka.n:
         pthread_mutex_unlock(&tab_lock)
         return PYPLAT_DEFER
+    slot_lock(ka)
     a = &ka.a[index]
     # the first plan is the Python side's to build (Kernel.prepare_plan), when the last is set
     may_complete = ka.prepared or ka.unset - (0 if a.is_set else 1) > 0
@@ -256,6 +274,7 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
         a.size = size
         set_pending(ka, a, P_LOCAL)
         r = CL_SUCCESS_
+    slot_unlock(ka)
     pthread_mutex_unlock(&tab_lock)
     if first_plan:
         if r == CL_SUCCESS_:
@@ -273,10 +292,10 @@ cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value
 
 
 cdef inline int value_in_place(plan_t *p, uint32_t index, uint64_t size, size_t value) noexcept nogil:
-    """(tab_lock) A by-value argument answered in the slot's plan itself, in the same pass: the
-    value it has already, or a new one written into a derived plan that only the slot holds (no
-    launch, no LaunchPlan: new references to the slot's plan are taken under tab_lock only), so
-    that a program setting a value in a loop derives one plan, not one per call."""
+    """(the slot's lock) A by-value argument answered in the slot's plan itself, in the same
+    pass: the value it has already, or a new one written into a derived plan that only the slot
+    holds (no launch, no LaunchPlan: new references to the slot's plan are taken under its lock
+    only), so that a program setting a value in a loop derives one plan, not one per call."""
     cdef void *cell
     if index >= <uint32_t>p.n_args or p.value_sizes[index] != size:
         return 0
@@ -290,10 +309,10 @@ cdef inline int value_in_place(plan_t *p, uint32_t index, uint64_t size, size_t 
 
 
 cdef int may_swap(kargs_t *ka, plan_t *p, uint32_t index, nmem_t *m, int foreign_ok) noexcept nogil:
-    """(tab_lock) Whether buffer argument `index` may become m (NULL: a NULL buffer) in a plan
-    derived from p: m is one of the buffers p's root holds (so its hold, or the armed plan's
-    count, keeps m alive for the launches too) or, foreign_ok, one its own hold keeps
-    (native_plans.pxi), and every other buffer argument is known."""
+    """(tab_lock and the slot's lock) Whether buffer argument `index` may become m (NULL: a
+    NULL buffer) in a plan derived from p: m is one of the buffers p's root holds (so its hold,
+    or the armed plan's count, keeps m alive for the launches too) or, foreign_ok, one its own
+    hold keeps (native_plans.pxi), and every other buffer argument is known."""
     cdef int j, found = m == NULL or foreign_ok
     if ka.root == NULL or ka.root != (p.parent if p.parent != NULL else p):
         return 0
@@ -324,6 +343,7 @@ cdef int32_t swap_buffer(kslot_t *k, plan_t *p, uint32_t index, nmem_t *m, size_
     acc = <access_t *>malloc((ka.n + 1) * sizeof(access_t))
     if c != NULL and acc != NULL:
         pthread_mutex_lock(&tab_lock)
+        slot_lock(ka)
         if (k.plan == p and may_swap(ka, p, index, m, foreign_candidate_locked(handle, m))
                 and foreign_set_locked(ka, c, index, m, handle)):
             for j in range(ka.n):
@@ -349,6 +369,7 @@ cdef int32_t swap_buffer(kslot_t *k, plan_t *p, uint32_t index, nmem_t *m, size_
             a.in_plan = m == NULL or root_holds(ka, m)   # (a foreign one: Python builds its own plan)
             old_mem = set_mem_cur(a, m)
             r = CL_SUCCESS_
+        slot_unlock(ka)
         pthread_mutex_unlock(&tab_lock)
     free(acc)
     if c != NULL:
@@ -419,10 +440,12 @@ cdef int32_t set_plan_value(kslot_t *k, plan_t *p, uint32_t index, uint64_t size
             c = plan_derive(p, index, value, size)
             if c != NULL:
                 pthread_mutex_lock(&tab_lock)
+                slot_lock(<kargs_t *>k.args)
                 if k.plan == p:                   # (else the Python side changed it meanwhile)
                     foreign_follow_locked(<kargs_t *>k.args, p, c)
                     old, k.plan, c = p, c, NULL
                     r = CL_SUCCESS_
+                slot_unlock(<kargs_t *>k.args)
                 pthread_mutex_unlock(&tab_lock)
                 if old != NULL:
                     plan_decref(old)              # the slot's reference
@@ -460,12 +483,14 @@ cdef object take_args(kslot_t *k):
         raise MemoryError()
     try:
         pthread_mutex_lock(&tab_lock)
+        slot_lock(ka)
         for j in range(ka.n):
             if ka.a[j].pending != P_NONE:
                 got[n], where[n] = ka.a[j], j
                 ka.a[j].pending, ka.a[j].in_plan = P_NONE, 0
                 n += 1
         ka.n_pending = 0
+        slot_unlock(ka)
         pthread_mutex_unlock(&tab_lock)
         out = []
         for j in range(n):
@@ -513,6 +538,7 @@ cdef void note_python_set(kslot_t *k, int index, size_t handle, int is_mem):
     if ka == NULL or not 0 <= index < ka.n:
         return
     pthread_mutex_lock(&tab_lock)
+    slot_lock(ka)
     mark_set(ka, &ka.a[index])
     if is_mem:
         if handle != 0:
@@ -522,6 +548,7 @@ cdef void note_python_set(kslot_t *k, int index, size_t handle, int is_mem):
             old = set_mem_cur(&ka.a[index], m)
         else:                         # (no native record: a native set never matches it)
             old, ka.a[index].mem_cur, ka.a[index].mem_known = ka.a[index].mem_cur, NULL, 0
+    slot_unlock(ka)
     pthread_mutex_unlock(&tab_lock)
     if old != NULL:
         nmem_decref(old)
@@ -531,7 +558,9 @@ cdef void note_prepared(kslot_t *k):
     cdef kargs_t *ka = <kargs_t *>k.args
     if ka != NULL:
         pthread_mutex_lock(&tab_lock)
+        slot_lock(ka)
         ka.prepared = 1
+        slot_unlock(ka)
         pthread_mutex_unlock(&tab_lock)
 
 
@@ -585,7 +614,7 @@ cdef int32_t n_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint
     cdef int j, found = 0
     if (param < KERNEL_WORK_GROUP_SIZE or param > KERNEL_PRIVATE_MEM_SIZE) or (value != 0 and size < 8):
         return PYPLAT_DEFER
-    k = <kslot_t *>tab_read_ptr(kernel, PYPLAT_KIND_KERNEL)     # (no lock: tab_read)
+    k = <kslot_t *>handle_native(kernel, PYPLAT_KIND_KERNEL)    # (no probe: native_table_reads.pxi)
     if k != NULL and k.args != NULL:
         ka = <kargs_t *>k.args
         for j in range(pp_int_load_acquire(&ka.n_wg)):            # (records only added)
@@ -624,7 +653,7 @@ cdef int32_t n_kernel_info(size_t kernel, uint32_t param, uint64_t size, size_t 
     cdef int n = -1
     if param != KERNEL_NUM_ARGS or (value != 0 and size < 4):
         return PYPLAT_DEFER
-    k = <kslot_t *>tab_read_ptr(kernel, PYPLAT_KIND_KERNEL)     # (no lock: tab_read)
+    k = <kslot_t *>handle_native(kernel, PYPLAT_KIND_KERNEL)    # (no probe: native_table_reads.pxi)
     if k != NULL and k.args != NULL:
         n = (<kargs_t *>k.args).n
     if n < 0:

@@ -188,7 +188,9 @@ def learn_kernel_layout(size_t program, bytes name, KernelSlot slot, context):
     memcpy(pr.name, <char *>name, n)
     fresh.context = context_key(context)
     pthread_mutex_lock(&tab_lock)
-    memcpy(layout, src, nbytes)                       # (src's state is guarded by tab_lock)
+    slot_lock(src)                                    # (src's state: tab_lock and its slot's lock)
+    memcpy(layout, src, nbytes)
+    slot_unlock(src)
     layout_reset(layout)
     e = tab_find(program)
     if e != NULL and e.kind == PYPLAT_KIND_PROGRAM:
@@ -213,7 +215,7 @@ cdef void layout_reset(kargs_t *ka) noexcept nogil:
     cdef int j
     if ka == NULL:
         return
-    ka.unset, ka.prepared, ka.n_pending, ka.n_wg = ka.n, 0, 0, 0
+    ka.lock, ka.context, ka.unset, ka.prepared, ka.n_pending, ka.n_wg = 0, 0, ka.n, 0, 0, 0
     ka.root, ka.n_root_mems, ka.proto, ka.program = NULL, 0, NULL, 0
     ka.n_foreign, ka.foreign_plan, ka.native_root, ka.orphan_next = 0, NULL, NULL, NULL
     for j in range(ka.n):

@@ -8,9 +8,11 @@
 # not hold -- a *foreign* buffer -- is kept by its own record's hold instead, as the native
 # buffer commands keep theirs: each launch of the derived plan uses the hold of every foreign
 # buffer (cmd_t.mem_holds, done by the runtime when the launch finished). A swap to a foreign
-# buffer is taken only for buffers made natively and not adopted: their hold is pinned (their
-# record owns their bytes), so a use needs no Python, and a native release unpins it only when
-# no launch uses it. Each launch checks the foreign buffers' handles (live, counting an
+# buffer is taken only for buffers whose hold is pinned (made natively: their record owns their
+# bytes; or held by the application and used natively before: hold_memory in
+# native_commands.pxi), so a use needs no Python; a release unpins it (natively only when no
+# launch uses it; the application's last release of an adopted one makes it an ordinary hold
+# for the launches pending: let_go_memory). Each launch checks the foreign buffers' handles (live, counting an
 # application reference) and uses their holds; a buffer released since it was set makes the
 # launch defer, and Python reports it (take_args: a foreign argument is never in_plan, so the
 # Python side drops the derived plan and builds one of its own, holding what it needs).
@@ -26,15 +28,16 @@ DEF MAX_FOREIGN = 4               # the length of cmd_t.mem_holds (runtime _sche
 
 
 cdef inline int foreign_candidate_locked(size_t handle, nmem_t *m) noexcept nogil:
-    """(tab_lock) Whether buffer m (handle's record) may be kept by its own hold: made natively,
-    neither adopted nor being adopted, its hold still pinned (an unpinned one lets go whenever
-    its launches are done, so every later launch would cross into Python to take it again).
-    (`pinned` read without m's lock: only a hint; hold_use at each launch decides.)"""
+    """(tab_lock) Whether buffer m (handle's record) may be kept by its own hold: not being
+    adopted, its hold pinned (made natively, or the application holds it and a native command
+    used it: hold_memory). An unpinned one lets go whenever its launches are done, so every
+    later launch would cross into Python to take it again. (`pinned` read without m's lock:
+    only a hint; hold_use at each launch decides.)"""
     cdef hent_t *me
     if m == NULL or handle <= 1:
         return 0
     me = tab_find(handle)
-    return me != NULL and me.ptr == <void *>m and me.flags == HF_NATIVE and m.hold.pinned
+    return me != NULL and me.ptr == <void *>m and not me.flags & HF_ADOPTING and m.hold.pinned
 
 
 cdef inline int root_holds(kargs_t *ka, nmem_t *m) noexcept nogil:
@@ -225,9 +228,9 @@ cdef inline int first_plan_wanted(kargs_t *ka) noexcept nogil:
 cdef int first_plan_buffers_ok(kargs_t *ka, uint32_t index, size_t value, size_t size) noexcept nogil:
     """(tab_lock) Whether every buffer of the first plan that setting argument `index` (to
     value/size) would complete can be kept by its own hold (foreign_candidate_locked). If one
-    cannot (a buffer Python adopted, whose hold lets go whenever its launches are done), the set
-    is left to Python, which adopts the kernel and arms its plan: its launches then stay native
-    instead of each crossing into Python to take that hold again."""
+    cannot (its hold not pinned yet: an ordinary one lets go whenever its launches are done),
+    the set is left to Python, which adopts the kernel and arms its plan: its launches then stay
+    native instead of each crossing into Python to take that hold again."""
     cdef karg_t *a
     cdef hent_t *me
     cdef size_t handle
@@ -298,13 +301,16 @@ cdef void native_first_plan(kslot_t *k) noexcept nogil:
     cdef uint64_t address
     cdef int j, i, ok = 1
     pthread_mutex_lock(&tab_lock)
+    slot_lock(ka)                          # (native_arg_sets.pxi)
     if ka == NULL or not first_plan_wanted(ka) or ka.prepared or ka.unset or k.plan != NULL:
+        slot_unlock(ka)
         pthread_mutex_unlock(&tab_lock)
         return
     t = <ptmpl_t *>(<kproto_t *>ka.proto).tmpl
     if t.source.n_args == ka.n:
         p = plan_from_template(t)
     if p == NULL:
+        slot_unlock(ka)
         pthread_mutex_unlock(&tab_lock)
         return
     argv = <uint64_t *>p.args
@@ -355,6 +361,7 @@ cdef void native_first_plan(kslot_t *k) noexcept nogil:
         ka.native_root = p
         ka.prepared = 1
         p = NULL
+    slot_unlock(ka)
     pthread_mutex_unlock(&tab_lock)
     if p != NULL:
         plan_decref(p)
@@ -462,6 +469,7 @@ cdef void hand_over_native_plan(kslot_t *k, program, kernel) except *:
     if ka == NULL:
         return
     pthread_mutex_lock(&tab_lock)
+    slot_lock(ka)                          # (native_arg_sets.pxi)
     root, ka.native_root = ka.native_root, NULL
     cur = old_root = NULL
     if root != NULL:
@@ -471,6 +479,7 @@ cdef void hand_over_native_plan(kslot_t *k, program, kernel) except *:
         old_root, ka.root = ka.root, NULL
         foreign_clear_locked(ka)
         ka.prepared = 0
+    slot_unlock(ka)
     pthread_mutex_unlock(&tab_lock)
     if root == NULL:
         return

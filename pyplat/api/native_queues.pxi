@@ -38,12 +38,43 @@ cdef extern from *:
     /* Whether the knob's text is still the one told, cheap while the environment is unchanged
        (a getenv is ~70 ns on the 2-core machine, a queue ~200): the last full look's answer is
        kept with what shows a change -- the array, its length, the knob's entry and the last one
-       (setenv and putenv replace an entry or append one, unsetenv moves the later ones down). */
+       (setenv and putenv replace an entry or append one, unsetenv moves the later ones down).
+       That answer is read without the lock (a seqlock: pyplat_env_seq is odd while a look
+       writes it), so that creating queues from many threads shares no lock here. */
     static pthread_mutex_t pyplat_env_lock = PTHREAD_MUTEX_INITIALIZER;
+    static unsigned long pyplat_env_seq;
     static char **pyplat_env_seen;
     static long pyplat_env_n, pyplat_env_at = -1;
     static char *pyplat_env_at_entry, *pyplat_env_last;
     static int pyplat_env_current;
+
+    static void pyplat_env_write(int begin) {  /* (pyplat_env_lock held) */
+        if (begin) {
+            __atomic_store_n(&pyplat_env_seq, pyplat_env_seq + 1, __ATOMIC_RELAXED);
+            __atomic_thread_fence(__ATOMIC_RELEASE);
+        } else {
+            __atomic_store_n(&pyplat_env_seq, pyplat_env_seq + 1, __ATOMIC_RELEASE);
+        }
+    }
+
+    static int pyplat_modes_known(int *current) {   /* the kept answer, if it still holds */
+        unsigned long seq = __atomic_load_n(&pyplat_env_seq, __ATOMIC_ACQUIRE);
+        char **seen = __atomic_load_n(&pyplat_env_seen, __ATOMIC_RELAXED);
+        long n = __atomic_load_n(&pyplat_env_n, __ATOMIC_RELAXED);
+        long at = __atomic_load_n(&pyplat_env_at, __ATOMIC_RELAXED);
+        char *at_entry = __atomic_load_n(&pyplat_env_at_entry, __ATOMIC_RELAXED);
+        char *last = __atomic_load_n(&pyplat_env_last, __ATOMIC_RELAXED);
+        int answer = __atomic_load_n(&pyplat_env_current, __ATOMIC_RELAXED);
+        char **env = environ;
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if ((seq & 1) || __atomic_load_n(&pyplat_env_seq, __ATOMIC_RELAXED) != seq)
+            return 0;                             /* (a look was writing: take the lock) */
+        if (env == NULL || env != seen || env[n] != NULL || (n > 0 && env[n - 1] != last)
+                || (at >= 0 && env[at] != at_entry))
+            return 0;
+        *current = answer;
+        return 1;
+    }
 
     static int pyplat_modes_current(void) {
         char **env;
@@ -51,6 +82,8 @@ cdef extern from *:
         size_t len;
         long i, at = -1;
         int current;
+        if (pyplat_modes_known(&current))
+            return current;
         pthread_mutex_lock(&pyplat_env_lock);
         env = environ;
         if (env != NULL && env == pyplat_env_seen && env[pyplat_env_n] == NULL
@@ -68,19 +101,23 @@ cdef extern from *:
             }
         current = now == NULL ? !pyplat_inorder_env_set
                               : pyplat_inorder_env_set && strcmp(now, pyplat_inorder_env) == 0;
+        pyplat_env_write(1);
         pyplat_env_seen = env;
         pyplat_env_n = i;
         pyplat_env_at = at;
         pyplat_env_at_entry = at >= 0 ? env[at] : NULL;
         pyplat_env_last = i > 0 ? env[i - 1] : NULL;
         pyplat_env_current = current;
+        pyplat_env_write(0);
         pthread_mutex_unlock(&pyplat_env_lock);
         return current;
     }
 
     static void pyplat_modes_told(void) {      /* the text told changed: look again */
         pthread_mutex_lock(&pyplat_env_lock);
+        pyplat_env_write(1);
         pyplat_env_seen = NULL;
+        pyplat_env_write(0);
         pthread_mutex_unlock(&pyplat_env_lock);
     }
     """
@@ -112,7 +149,7 @@ cdef struct nqueue_t:             # a queue's handle made natively
     int n_props                   # its CL_QUEUE_PROPERTIES_ARRAY: 0 none, 1 an empty list,
                                   # 3 {CL_QUEUE_PROPERTIES, properties, 0}
 
-assert sizeof(nqueue_t) <= HANDLE_BYTES
+assert sizeof(nqueue_t) <= HANDLE_BYTES - sizeof(void *)    # (the last word: handle_native)
 
 
 def set_queue_modes(modes, bytes knob, text):
@@ -245,31 +282,26 @@ cdef size_t n_create_queue_with_properties(size_t context, size_t device, size_t
     return <size_t>PYPLAT_DEFER_HANDLE
 
 
-cdef int32_t release_native_queue(size_t h) noexcept nogil:
-    """The last clReleaseCommandQueue of a queue never adopted, with nothing of it unfinished or
-    alive and its context keeping another reference; PYPLAT_DEFER otherwise."""
-    cdef hent_t *e
+cdef qcore_t *release_native_queue_locked(hent_t *e, size_t h) noexcept nogil:
+    """(tab_lock held; e: h's entry) The last clReleaseCommandQueue of a queue never adopted,
+    with nothing of it unfinished or alive and its context keeping another reference: the handle
+    gone, the entry's reference to the queue core returned (to drop after the lock). NULL
+    otherwise (PYPLAT_DEFER: Python's)."""
     cdef hent_t *ce
-    cdef qcore_t *q = NULL
-    pthread_mutex_lock(&tab_lock)
-    e = tab_find(h)
-    if e != NULL and e.kind == PYPLAT_KIND_QUEUE and e.flags == HF_NATIVE and e.api_refs == 1:
-        q = <qcore_t *>e.ptr
-        ce = tab_find((<nqueue_t *>h).context_handle)
-        # (no command unfinished: its implicit flush has nothing to hand over; a command waited
-        # for is done with its queue before its waiters wake, runtime commands.pxi)
-        if (ce != NULL and ce.api_refs >= 2 and pp_load(&q.track.count) == 0
-                and hold_unpin_idle(&q.events)):
-            ce.api_refs -= 1
-            bury(<pyplat_handle *>h)
-            tab_delete(e)
-        else:
-            q = NULL
-    pthread_mutex_unlock(&tab_lock)
-    if q == NULL:
-        return PYPLAT_DEFER
-    qcore_decref(q)                        # the entry's reference
-    return CL_SUCCESS_
+    cdef qcore_t *q
+    if e.kind != PYPLAT_KIND_QUEUE or e.flags != HF_NATIVE or e.api_refs != 1:
+        return NULL
+    q = <qcore_t *>e.ptr
+    ce = tab_find((<nqueue_t *>h).context_handle)
+    # (no command unfinished: its implicit flush has nothing to hand over; a command waited
+    # for is done with its queue before its waiters wake, runtime commands.pxi)
+    if (ce == NULL or ce.api_refs < 2 or pp_load(&q.track.count) != 0
+            or not hold_unpin_idle(&q.events)):
+        return NULL
+    ce.api_refs -= 1
+    bury(<pyplat_handle *>h)
+    tab_delete(e)
+    return q
 
 
 def adopt_queue(size_t h, factory):

@@ -59,18 +59,25 @@ cdef int32_t n_retain_queue(size_t h) noexcept nogil:
 
 cdef int32_t n_release_queue(size_t h) noexcept nogil:
     """clReleaseCommandQueue flushes the queue (the spec's implicit flush): only a queue the
-    native clFlush can flush is released here."""
+    native clFlush can flush is released here; the last release of a queue made natively in
+    the same pass under the table lock (native_queues.pxi)."""
     cdef hent_t *e
     cdef qcore_t *q = NULL
+    cdef qcore_t *gone = NULL
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_QUEUE and e.api_refs > 1 and e.ptr != NULL:
         e.api_refs -= 1
         q = <qcore_t *>e.ptr
         qcore_incref(q)
+    elif e != NULL:
+        gone = release_native_queue_locked(e, h)
     pthread_mutex_unlock(&tab_lock)
+    if gone != NULL:
+        qcore_decref(gone)                 # the entry's reference
+        return CL_SUCCESS_
     if q == NULL:
-        return release_native_queue(h)     # (native_queues.pxi)
+        return PYPLAT_DEFER
     q.driver.flush(q.driver)
     qcore_decref(q)
     return CL_SUCCESS_

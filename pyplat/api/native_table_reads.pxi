@@ -185,6 +185,38 @@ cdef inline void *tab_read_ptr(size_t key, int kind) noexcept nogil:
     return NULL
 
 
+# ---------------------------------------------------------------------------------------------
+# The native reference in the handle's own memory. A queue's, buffer's or kernel's handle keeps,
+# in its last word, the native reference its entry was published with (publish_locked; an
+# entry's reference never changes while the handle lives). A call given such a handle *as the
+# object it dispatches on* reads it there: the loader has read the handle's first word to reach
+# us, so the memory is there, and a handle released meanwhile reads "DEAD" (quarantined) or, its
+# memory reused, another serial's magic and kind -- as a table probe would, without the probe.
+# Handles passed as plain arguments (a buffer given to clSetKernelArg) are never read this way:
+# any pointer may come there.
+# ---------------------------------------------------------------------------------------------
+
+cdef inline void **handle_native_word(size_t handle) noexcept nogil:
+    # (the last word of HANDLE_BYTES: nqueue_t ends before it, asserted in native_queues.pxi;
+    # only native events use it, and their kind is never read through it)
+    return <void **>(<char *>handle + sizeof(nevent_t) - sizeof(void *))
+
+
+cdef inline void handle_note_native(pyplat_handle *h, int kind, void *ptr) noexcept nogil:
+    """(publish_locked) The handle's native reference into its own memory."""
+    if kind == PYPLAT_KIND_QUEUE or kind == PYPLAT_KIND_MEM or kind == PYPLAT_KIND_KERNEL:
+        handle_native_word(<size_t>h)[0] = ptr
+
+
+cdef inline void *handle_native(size_t handle, int kind) noexcept nogil:
+    """The native reference of a live handle of `kind` (a queue, buffer or kernel the call
+    dispatches on) read in its own memory, or NULL: see above."""
+    cdef pyplat_handle *h = <pyplat_handle *>handle
+    if handle < 4096 or h.magic != PYPLAT_HANDLE_MAGIC or h.kind != <uint32_t>kind:   # (page 0: never)
+        return NULL
+    return handle_native_word(handle)[0]
+
+
 def table_read_stats():
     """{"seq": sequence count, "rebuilds": rebuilds so far, "arrays": arrays ever allocated,
     "capacities": those whose arrays are kept} of the handle table."""

@@ -7,9 +7,10 @@
 
 cdef int32_t n_flush(size_t queue) noexcept nogil:
     """A driver's flush only hands queued commands to its workers: it takes no lock of this
-    layer, runs no command and never waits. The queue is found without the table lock
-    (tab_read, native_table_reads.pxi): the caller's reference keeps it for the call."""
-    cdef qcore_t *q = <qcore_t *>tab_read_ptr(queue, PYPLAT_KIND_QUEUE)
+    layer, runs no command and never waits. The queue's core is read in its handle's memory
+    (handle_native, native_table_reads.pxi: no table probe): the caller's reference keeps it for
+    the call."""
+    cdef qcore_t *q = <qcore_t *>handle_native(queue, PYPLAT_KIND_QUEUE)
     if q == NULL:
         return PYPLAT_DEFER
     q.driver.flush(q.driver)

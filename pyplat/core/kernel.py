@@ -32,7 +32,8 @@ class LaunchShape:
     __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "kinds", "geometries", "last_launch",
                  "sizes", "fast", "n_args")
 
-    def __init__(self, info, context):
+    def __init__(self, info, program):
+        context = program.context
         # a checked kernel (PYPLAT_CHECK) has hidden arguments after its own: its check record's
         # address (and, for races, a launch-state cell: core/checks.py, hidden_arguments)
         kinds = [arg.kind if arg.kind in ("global", "constant", "local") else max(arg.size, 1)
@@ -61,6 +62,10 @@ class LaunchShape:
         # The fast path launches with host addresses and moves no memory: not in such contexts;
         # nor checked kernels (PYPLAT_CHECK), whose launches get a check record.
         self.fast = not migration.context_moves_memory(context) and not checks.is_checked(info)
+        if self.fast:                 # sizes never validated are checked natively for these
+            self.sizes.launchable_on([(d, d.max_work_group_size, d.max_work_item_sizes, d.local_mem_size)
+                                      for d in context.devices if program.built_for(d)],
+                                     info.reqd_work_group_size)
 
     def remember_launch(self, device, work_dim, global_request, local_request, result):
         """A launch geometry the API layer validated on `device` (the request's size_t arrays as
@@ -85,7 +90,7 @@ class Kernel(RefCounted):
         self.args = [None] * len(info.args)
         self.shape = program.launch_shapes.get(info.name)
         if self.shape is None or len(self.shape.cells) != len(info.args) + len(checks.hidden_arguments(info)):
-            self.shape = program.launch_shapes[info.name] = LaunchShape(info, program.context)
+            self.shape = program.launch_shapes[info.name] = LaunchShape(info, program)
         self.geometry_cache = self.shape.geometries   # validated launch sizes (api/enqueue.py)
         self._plan = None             # launch plan for the current argument values (see plan())
         self._space_plans = {}        # the same for devices with memory of their own, per space

@@ -13,16 +13,15 @@ their transfers are the runtime's copy commands.
 A space can lose everything it holds at once (a GPU whose context a kernel fault broke): `lose_contents` tells the listeners (the core's migration registers one) so that no
 command reads what is gone.
 """
-import numpy as np
+from pyplat.runtime.host_memory import HostMemory
 
 ALIGNMENT = 128   # bytes; reported as CL_DEVICE_MEM_BASE_ADDR_ALIGN (in bits)
 
 
 def aligned_allocation(size):
     """Zeroed host memory of `size` bytes aligned to ALIGNMENT: (owner, address)."""
-    owner = np.zeros(size + ALIGNMENT, dtype=np.uint8)
-    base = owner.ctypes.data
-    return owner, base + (-base % ALIGNMENT)
+    owner = HostMemory(size, ALIGNMENT)
+    return owner, owner.address
 
 
 class MemorySpace:

@@ -35,6 +35,10 @@ cdef extern from *:
     ctypedef void (*pp_event_cb)(void *event, int status, void *user) noexcept nogil
     ctypedef void (*pp_user_fn)(void *args) noexcept nogil
 
+cdef extern from "<sys/mman.h>" nogil:
+    int madvise(void *addr, size_t length, int advice)
+    int MADV_HUGEPAGE
+
 cdef extern from "<pthread.h>" nogil:
     ctypedef struct pthread_mutex_t:
         pass
@@ -221,10 +225,20 @@ cdef struct qcore_t:             # a queue's ordering state (QueueCore)
     long sync_used
     hold_t events                # for its native events; owner: the CommandQueue
 
+cdef struct devlim_t:            # a device a kernel's program was built for, with the limits a
+                                 # launch's sizes are checked against (KernelSizes.launchable_on)
+    size_t id                    # id() of the core Device (qcore_t.device)
+    uint64_t max_group           # CL_DEVICE_MAX_WORK_GROUP_SIZE
+    uint64_t max_items[3]        # CL_DEVICE_MAX_WORK_ITEM_SIZES
+    uint64_t local_mem           # CL_DEVICE_LOCAL_MEM_SIZE
+
 cdef struct sizes_t:             # a kernel's sizes validated last (KernelSizes), which its
                                  # objects' plans take when their own do not match a launch
     pthread_mutex_t lock
     long refs
+    int n_devs                   # devices the fast path may check new sizes for, natively
+    devlim_t devs[4]
+    uint64_t reqd[3]             # reqd_work_group_size (0: none)
     size_t device                # 0: none yet
     size_t local_mem             # the device's local memory: a plan whose scratch fits may take them
     int dim
@@ -372,3 +386,7 @@ cdef class LaunchPlan:
 cdef Command wrap_command(cmd_t *c, Driver driver)
 cdef QueueCore wrap_queue_core(qcore_t *q, Driver driver, object context, object device)
 cdef LaunchPlan wrap_derived(plan_t *c, LaunchPlan known)
+
+
+# --- host memory (sched/host_memory.pxi) --------------------------------------------------------
+cdef char *host_calloc(size_t size) noexcept nogil

@@ -16,48 +16,6 @@ cdef inline void rebase_argv(char *block, int n_args, const char *old) noexcept 
         argv[j] += delta
 
 
-cdef void sizes_decref(sizes_t *s) noexcept nogil:
-    if s != NULL and pp_add(&s.refs, -1) == 0:
-        pthread_mutex_destroy(&s.lock)
-        free(s)
-
-
-cdef class KernelSizes:
-    """The sizes validated last for a kernel (one program build, one kernel name) on a device,
-    shared natively by the plans of all its objects (LaunchPlan's `sizes`): a plan asked for a
-    launch of other sizes than its own takes these when they match and its local memory fits
-    the device's, so the first launch of a new object of a launched kernel needs no Python.
-    Only the Python path's validation writes them (remember)."""
-    cdef sizes_t *s
-
-    def __cinit__(self):
-        self.s = <sizes_t *>calloc(1, sizeof(sizes_t))
-        if self.s == NULL:
-            raise MemoryError()
-        pthread_mutex_init(&self.s.lock, NULL)
-        self.s.refs = 1
-
-    def __dealloc__(self):
-        sizes_decref(self.s)
-
-    def remember(self, device, size_t local_mem, int work_dim, size_t global_size, size_t local_size,
-                 result_global, result_local, bint empty):
-        """As LaunchPlan.remember_geometry, for every plan of the kernel; local_mem: the
-        device's local memory size."""
-        cdef uint64_t req[6]
-        cdef uint64_t out[6]
-        cdef int flags, d
-        geometry_request(work_dim, global_size, local_size, req, &flags)
-        for d in range(3):
-            out[d], out[3 + d] = result_global[d], result_local[d]
-        pthread_mutex_lock(&self.s.lock)
-        memcpy(self.s.req, req, sizeof(req))
-        memcpy(self.s.out, out, sizeof(out))
-        self.s.flags, self.s.empty, self.s.dim = flags, empty, work_dim
-        self.s.device, self.s.local_mem = id(device), local_mem
-        pthread_mutex_unlock(&self.s.lock)
-
-
 cdef void plan_decref(plan_t *p) noexcept nogil:
     if pp_add(&p.refs, -1) != 0:
         return
@@ -116,43 +74,12 @@ cdef plan_t *plan_derive(plan_t *p, uint32_t index, size_t value, uint64_t size)
     return c
 
 
-cdef inline void geometry_request(int work_dim, size_t global_size, size_t local_size,
-                                  uint64_t *out, int *flags) noexcept nogil:
-    """A launch request as compared with the plan's cache (pointers to size_t[work_dim]); the
-    offset is not part of it: its only check (no overflow of offset + size) is made per launch."""
-    cdef int d
-    memset(out, 0, 6 * sizeof(uint64_t))
-    flags[0] = local_size != 0
-    for d in range(work_dim):
-        out[d] = (<size_t *>global_size)[d]
-        if local_size:
-            out[3 + d] = (<size_t *>local_size)[d]
-
-
-cdef int take_kernel_sizes(plan_t *p, size_t device, int work_dim, uint64_t *req, int flags) noexcept nogil:
-    """(p.hold.lock held) Make the kernel's sizes validated last p's own if they are this
-    request on this device and p's local memory fits the device's: 1 if taken."""
-    cdef sizes_t *s = p.sizes
-    cdef int ok = 0
-    if s == NULL:
-        return 0
-    pthread_mutex_lock(&s.lock)
-    if (s.device == device and s.dim == work_dim and s.flags == flags and p.scratch_size <= s.local_mem
-            and memcmp(req, s.req, sizeof(s.req)) == 0):
-        memcpy(p.geo_in, s.req, sizeof(s.req))
-        memcpy(p.geo_out, s.out, sizeof(s.out))
-        p.geo_dim, p.geo_flags, p.geo_empty, p.geo_device = work_dim, flags, s.empty, device
-        ok = 1
-    pthread_mutex_unlock(&s.lock)
-    return ok
-
-
 cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, size_t local_size,
                     size_t offset, uint64_t *geo, int *empty) noexcept nogil:
     """A launch begins: 1 (counted as pending; geo/empty: the validated geometry with this
-    launch's offset) if the request is the geometry the Python path validated and the plan holds
-    its objects; 0 if it does not hold them; -1 if the geometry is another one or the offset
-    would overflow (the Python path reports that)."""
+    launch's offset) if the request is a geometry validated for the plan (by the Python path or
+    check_new_sizes) and the plan holds its objects; 0 if it does not hold them; -1 if the sizes
+    or the offset fail their checks (the Python path reports why)."""
     cdef uint64_t req[6]
     cdef uint64_t off[3]
     cdef int flags, d, r = 1
@@ -164,8 +91,9 @@ cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, 
         if req[d] + off[d] < off[d]:
             return -1
     pthread_mutex_lock(p.hold.lock)
-    if (work_dim != p.geo_dim or device != p.geo_device or flags != p.geo_flags
-            or memcmp(req, p.geo_in, sizeof(req)) != 0) and not take_kernel_sizes(p, device, work_dim, req, flags):
+    if ((work_dim != p.geo_dim or device != p.geo_device or flags != p.geo_flags
+            or memcmp(req, p.geo_in, sizeof(req)) != 0) and not take_kernel_sizes(p, device, work_dim, req, flags)
+            and not check_new_sizes(p, device, work_dim, req, flags)):       # (launch_sizes.pxi)
         r = -1
     elif not p.hold.held and not p.hold.armed:
         r = 0
