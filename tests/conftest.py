@@ -4,7 +4,8 @@
                    installed platforms (OCL_ICD_VENDORS = pyplat.discovery's merged directory)
   run_with_pyplat  run_with_pyplat(cmd, **subprocess_kwargs) -> CompletedProcess (text, captured,
                    timeout 300 s, cwd a temporary directory so that Python children import the
-                   installed pyplat, not this source tree)
+                   installed pyplat, not this source tree; a child still running at its timeout
+                   fails the test with its threads' stacks, from gdb)
   installed_shim   path of the installed libpyplat-icd.so (the test is skipped without one)
   pyplat_command   argv prefix of the installed `pyplat` command
   ctx, queue       a pyopencl context on PyPlat's devices and a queue on it, per module (for
@@ -46,6 +47,17 @@ def icd_env(installed_shim):
     return discovery.environment(env, library=installed_shim)
 
 
+def thread_stacks(pid):
+    """Every thread's native stack of a running process (gdb, if installed): what a hung child
+    was waiting for, for the failure report, since a killed child prints nothing more."""
+    try:
+        r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                           capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"(no stacks: {e})"
+    return "\n".join(line for line in r.stdout.splitlines() if line.startswith(("#", "Thread")))
+
+
 @pytest.fixture(scope="session")
 def run_with_pyplat(icd_env, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("run_with_pyplat")
@@ -55,10 +67,25 @@ def run_with_pyplat(icd_env, tmp_path_factory):
         if env:
             full_env.update(env)
         kwargs.setdefault("cwd", workdir)
-        kwargs.setdefault("timeout", 300)
+        timeout = kwargs.pop("timeout", 300)
+        given = kwargs.pop("input", None)
         kwargs.setdefault("capture_output", True)
         kwargs.setdefault("text", True)
-        return subprocess.run([str(c) for c in cmd], env=full_env, **kwargs)
+        if not kwargs.pop("capture_output"):
+            return subprocess.run([str(c) for c in cmd], env=full_env, timeout=timeout, input=given,
+                                  **kwargs)
+        with subprocess.Popen([str(c) for c in cmd], env=full_env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE,
+                              stdin=subprocess.PIPE if given is not None else None, **kwargs) as proc:
+            try:
+                out, err = proc.communicate(given, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                stacks = thread_stacks(proc.pid)
+                proc.kill()
+                out, err = proc.communicate()
+                pytest.fail(f"{cmd[0]} did not end within {timeout} s; its threads' stacks "
+                            f"when stopped:\n{stacks}\nstdout:\n{out}\nstderr:\n{err}")
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
     return run
 
