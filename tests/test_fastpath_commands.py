@@ -33,6 +33,7 @@ native_copy = ctypes.CFUNCTYPE(I32, S, S, S, U64, U64, U64, U32, S, S)(_NATIVE["
 native_fill = ctypes.CFUNCTYPE(I32, S, S, S, U64, U64, U64, U32, S, S)(_NATIVE["clEnqueueFillBuffer"])
 native_marker = ctypes.CFUNCTYPE(I32, S, U32, S, S)(_NATIVE["clEnqueueMarkerWithWaitList"])
 native_barrier = ctypes.CFUNCTYPE(I32, S, U32, S, S)(_NATIVE["clEnqueueBarrierWithWaitList"])
+native_release_mem = ctypes.CFUNCTYPE(I32, S)(_NATIVE["clReleaseMemObject"])
 
 
 @pytest.fixture(scope="module")
@@ -317,6 +318,49 @@ def test_a_buffer_released_while_commands_wait_lives_until_they_ran(env):
         CL.clReleaseEvent(gate)
         CL.clReleaseMemObject(b)
         CL.clReleaseMemObject(other)
+    CL.clReleaseCommandQueue(q)
+
+
+def test_a_temporary_released_while_commands_wait_is_released_natively(env):
+    """pyopencl's temporaries: a buffer made natively, used by a copy and a kernel launch still
+    waiting, is released by the program. The native entry answers (no Python adoption), its
+    handle is dead at once, and the commands still read and write its bytes, which go when the
+    last one is done."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev, cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    e, size = err(), U64()
+    k = create_kernel(prog, b"inc")
+    first = make_buffer(ctx, 4096)
+    assert set_arg(k, 0, first) == 0
+    one = (S * 1)(1024)
+    assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(one), 0, 0, 0, 0) == 0    # the kernel's own plan
+    assert CL.clFinish(q) == 0
+    for round_ in range(4):
+        src_data = np.full(1024, round_ + 3, dtype=np.int32)
+        a = make_buffer(ctx, 4096, cl.CL_MEM_READ_WRITE | cl.CL_MEM_COPY_HOST_PTR, src_data)
+        copied, launched = make_buffer(ctx, 4096), make_buffer(ctx, 4096)
+        gate = CL.clCreateUserEvent(ctx, addr(e))
+        first_copy, ran, after = S(), S(), S()
+        assert CL.clEnqueueCopyBuffer(q, a, copied, 0, 0, 4096, 1, addr(wl([gate])), addr(first_copy)) == 0
+        assert set_arg(k, 0, a) == 0                                 # (a buffer its plan does not hold)
+        assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(one), 0, 1, addr(wl([first_copy.value])),
+                                         addr(ran)) == 0
+        assert CL.clEnqueueCopyBuffer(q, a, launched, 0, 0, 4096, 1, addr(wl([ran.value])), addr(after)) == 0
+        assert native_release_mem(a) == 0                            # answered without Python
+        assert CL.clGetMemObjectInfo(a, cl.CL_MEM_SIZE, 8, addr(size), 0) == cl.CL_INVALID_MEM_OBJECT
+        other = make_buffer(ctx, 4096, cl.CL_MEM_READ_WRITE | cl.CL_MEM_COPY_HOST_PTR,
+                            np.full(1024, -1, dtype=np.int32))       # (memory a may have had)
+        assert CL.clSetUserEventStatus(gate, cl.CL_COMPLETE) == 0
+        assert CL.clFinish(q) == 0
+        assert read(q, copied, 4096, np.int32).tolist() == src_data.tolist()
+        assert read(q, launched, 4096, np.int32).tolist() == (src_data + 1).tolist()
+        assert read(q, other, 4096, np.int32).tolist() == [-1] * 1024
+        for ev in (gate, first_copy.value, ran.value, after.value):
+            CL.clReleaseEvent(ev)
+        for b in (copied, launched, other):
+            assert CL.clReleaseMemObject(b) == 0
+    CL.clReleaseKernel(k)
+    CL.clReleaseMemObject(first)
     CL.clReleaseCommandQueue(q)
 
 

@@ -134,33 +134,47 @@ cdef size_t n_create_buffer(size_t context, uint64_t flags, uint64_t size, size_
     return <size_t>h
 
 
+cdef void drop_released_record(void *m) noexcept nogil:
+    """(hold_done of the last command using a buffer released natively meanwhile)"""
+    nmem_decref(<nmem_t *>m)                             # the entry's reference: frees the bytes
+
+
 cdef int32_t release_native_buffer(size_t h) noexcept nogil:
-    """The last clReleaseMemObject of a buffer never adopted: freed here when no native command
-    uses it and its context keeps another reference; PYPLAT_DEFER otherwise (and for any other
+    """The last clReleaseMemObject of a buffer never adopted, when its context (and a
+    sub-buffer's parent) keeps another reference: the handle goes at once, the bytes once no
+    native command uses them -- now, or when the last one is done (its hold's on_idle), so that
+    releasing a temporary with launches pending (pyopencl's arrays) stays here instead of
+    crossing into Python to adopt and release it. PYPLAT_DEFER otherwise (and for any other
     handle)."""
     cdef hent_t *e
     cdef hent_t *ce
     cdef hent_t *pe
     cdef nmem_t *m = NULL
+    cdef int idle = 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(h)
     if e != NULL and e.kind == PYPLAT_KIND_MEM and e.flags == HF_NATIVE and e.api_refs == 1:
         m = <nmem_t *>e.ptr
         ce = tab_find(m.context_handle)
         pe = tab_find(m.parent_handle) if m.parent_handle != 0 else NULL
-        if (ce == NULL or ce.api_refs < 2 or (m.parent_handle != 0 and (pe == NULL or pe.api_refs < 2))
-                or not hold_unpin_idle(&m.hold)):
+        if ce == NULL or ce.api_refs < 2 or (m.parent_handle != 0 and (pe == NULL or pe.api_refs < 2)):
             m = NULL
         else:
-            ce.api_refs -= 1
-            if pe != NULL:
-                pe.api_refs -= 1                 # (a sub-buffer's count on its parent)
-            bury(<pyplat_handle *>h)
-            tab_delete(e)
+            # (under tab_lock: no command can find the buffer between this and the handle's end)
+            idle = hold_unpin_or_defer(&m.hold, drop_released_record, m)
+            if idle < 0:
+                m = NULL
+            else:
+                ce.api_refs -= 1
+                if pe != NULL:
+                    pe.api_refs -= 1             # (a sub-buffer's count on its parent)
+                bury(<pyplat_handle *>h)
+                tab_delete(e)
     pthread_mutex_unlock(&tab_lock)
     if m == NULL:
         return PYPLAT_DEFER
-    nmem_decref(m)                                       # the entry's reference: frees the bytes
+    if idle:
+        nmem_decref(m)                                   # the entry's reference: frees the bytes
     return CL_SUCCESS_
 
 

@@ -193,6 +193,8 @@ cdef struct spoint_t:            # a memory object's synchronisation point
     long n_readers
     long cap_readers
 
+ctypedef void (*idle_fn)(void *) noexcept nogil
+
 cdef struct hold_t:              # Python references held for native users ("Holds", holds.pxi)
     pthread_mutex_t *lock        # the owning struct's mutex guards the fields
     long users                   # native users: launches pending, native events alive
@@ -205,6 +207,8 @@ cdef struct hold_t:              # Python references held for native users ("Hol
     PyObject *owner              # a reference while held: keeps the owning struct alive too
     PyObject *refs               # a reference while held: what the hooks take and drop
     hold_t *reap_next
+    idle_fn on_idle              # (pinned, its owner gone: hold_unpin_or_defer) called once by the
+    void *idle_arg               # last user's hold_done, with idle_arg
 
 cdef struct qcore_t:             # a queue's ordering state (QueueCore)
     pthread_mutex_t lock
@@ -339,6 +343,7 @@ cdef void hold_done(hold_t *h) noexcept nogil
 cdef bint hold_acquire(hold_t *h, object owner, object refs) except -1
 cdef void hold_pin(hold_t *h) noexcept nogil
 cdef int hold_unpin_idle(hold_t *h) noexcept nogil
+cdef int hold_unpin_or_defer(hold_t *h, idle_fn fn, void *arg) noexcept nogil
 cdef bint hold_unpin(hold_t *h, object owner, object refs) except -1
 
 # --- launch plans (sched/launch_plans.pxi) ------------------------------------------------------

@@ -45,10 +45,18 @@ cdef int hold_use(hold_t *h) noexcept nogil:
 
 
 cdef void hold_done(hold_t *h) noexcept nogil:
+    cdef idle_fn fn = NULL
+    cdef void *arg = NULL
     pthread_mutex_lock(h.lock)
     h.users -= 1
-    hold_check_idle(h)
+    if h.users == 0 and h.on_idle != NULL:    # the last user of a hold whose owner went
+        fn, arg, h.on_idle = h.on_idle, h.idle_arg, NULL
+        h.held, h.pinned = 0, 0
+    else:
+        hold_check_idle(h)
     pthread_mutex_unlock(h.lock)
+    if fn != NULL:
+        fn(arg)                               # (may free the struct h is in: h not touched after)
 
 
 cdef bint hold_acquire(hold_t *h, object owner, object refs) except -1:
@@ -99,6 +107,25 @@ cdef int hold_unpin_idle(hold_t *h) noexcept nogil:
         h.held, h.pinned = 0, 0
     pthread_mutex_unlock(h.lock)
     return idle
+
+
+cdef int hold_unpin_or_defer(hold_t *h, idle_fn fn, void *arg) noexcept nogil:
+    """The owner of a pinned hold goes (a buffer made natively, released by the application):
+    with no user left it is unpinned and let go, 1 (the caller frees what it owns now); else
+    fn(arg) is called by the last user's hold_done instead, 0 (no new user may come: the owner
+    can no longer be found). -1, nothing done, if the hold is not pinned."""
+    cdef int r
+    pthread_mutex_lock(h.lock)
+    if not h.pinned or h.on_idle != NULL:
+        r = -1
+    elif h.users == 0:
+        h.held, h.pinned = 0, 0
+        r = 1
+    else:
+        h.on_idle, h.idle_arg = fn, arg
+        r = 0
+    pthread_mutex_unlock(h.lock)
+    return r
 
 
 cdef bint hold_unpin(hold_t *h, object owner, object refs) except -1:
