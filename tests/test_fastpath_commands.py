@@ -487,3 +487,72 @@ def test_buffer_size_and_flags_are_answered_natively():
     assert info_fn(buf, cl.CL_MEM_SIZE, 8, addr(ctypes.c_uint64()), 0) == _native.DEFER
     assert CL.clGetMemObjectInfo(buf, cl.CL_MEM_SIZE, 8, addr(ctypes.c_uint64()), 0) == cl.CL_INVALID_MEM_OBJECT
     assert CL.clReleaseContext(ctx) == 0
+
+
+TEMPORARIES_PROGRAM = r"""
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdio.h>
+static const char *SRC = "__kernel void add(__global int *acc, __global const int *t) {"
+                         "  acc[get_global_id(0)] += t[get_global_id(0)]; }";
+#define THREADS 4
+#define ROUNDS 600
+#define N 256
+static cl_context ctx; static cl_device_id dev; static cl_program prog; static int wrong;
+static void *work(void *arg) {
+    long t = (long)arg; cl_int e; int host[N], out[N];
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e);
+    cl_kernel k = clCreateKernel(prog, "add", &e);
+    cl_mem acc = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof out, NULL, &e);
+    cl_mem copies = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof out, NULL, &e);
+    int zero = 0; long want = 0;
+    clEnqueueFillBuffer(q, acc, &zero, 4, 0, sizeof out, 0, NULL, NULL);
+    clSetKernelArg(k, 0, sizeof acc, &acc);
+    size_t n = N;
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < N; i++) host[i] = (int)(t + r);
+        /* a temporary: written, read by a launch and a copy, released at once while they wait */
+        cl_mem tmp = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof host, host, &e);
+        if (e) wrong++;
+        clSetKernelArg(k, 1, sizeof tmp, &tmp);
+        if (clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL)) wrong++;
+        if (clEnqueueCopyBuffer(q, tmp, copies, 0, 0, sizeof host, 0, NULL, NULL)) wrong++;
+        if (clReleaseMemObject(tmp)) wrong++;
+        want += t + r;
+        if (r % 97 == 0 || r == ROUNDS - 1) {
+            clEnqueueReadBuffer(q, copies, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+            for (int i = 0; i < N; i++) if (out[i] != (int)(t + r)) { wrong++; break; }
+        }
+    }
+    clEnqueueReadBuffer(q, acc, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+    for (int i = 0; i < N; i++) if (out[i] != (int)want) { wrong++; break; }
+    clReleaseMemObject(acc); clReleaseMemObject(copies); clReleaseKernel(k); clReleaseCommandQueue(q);
+    return NULL;
+}
+int main(void) {
+    cl_platform_id p; cl_int e;
+    clGetPlatformIDs(1, &p, NULL);
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL);
+    ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+    prog = clCreateProgramWithSource(ctx, 1, &SRC, NULL, &e);
+    clBuildProgram(prog, 1, &dev, "", NULL, NULL);
+    pthread_t th[THREADS];
+    for (long t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, work, (void *)t);
+    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    printf("%d\n", wrong);
+    clReleaseProgram(prog); clReleaseContext(ctx);
+    return 0;
+}
+"""
+
+
+def test_temporaries_released_while_used_from_several_c_threads(run_with_pyplat, tmp_path):
+    """C host threads each make a temporary buffer a round, launch a kernel that reads it and
+    copy it, and release it at once while both wait (the bytes live until they ran): every
+    launch adds the right values and every copy has them."""
+    exe = build_c_program(tmp_path, "temporaries", TEMPORARIES_PROGRAM)
+    for env in ({"PYPLAT_WORKERS": "1"}, {"PYPLAT_WORKERS": "3"}):
+        r = run_with_pyplat([exe], env=env, timeout=240)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.split() == ["0"], r.stdout + r.stderr
