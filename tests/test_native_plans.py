@@ -186,6 +186,41 @@ def test_kernels_buffers_and_program_released_while_launches_wait(env, made):
     assert CL.clFinish(q) == 0 and CL.clReleaseCommandQueue(q) == 0
 
 
+def test_temporaries_released_before_the_next_arguments_are_set_stay_native(env):
+    """pyopencl's reductions: each call makes new buffers, sets the arguments one by one and
+    releases the last call's buffers first. Setting the first new buffer while another argument
+    still names a released one stays native (the launch would find the released one and defer,
+    but the program sets that argument before it launches); a launch that still names a
+    released buffer is refused with CL_INVALID_KERNEL_ARGS."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k = python_kernel(prog, b"axpy")
+    x0, y0 = ints(ctx, np.arange(N)), ints(ctx, np.zeros(N))
+    first_plan(ctx, q, k, x0, y0)
+    kernel = handles.peek(k)
+    plan = kernel._plan
+    x = y = None
+    for it in range(6):
+        if x is not None:
+            assert CL.clReleaseMemObject(x) == 0            # the last call's temporaries first
+            assert CL.clReleaseMemObject(y) == 0
+        x, y = ints(ctx, np.arange(N) + it), ints(ctx, np.full(N, it))
+        assert native_set(k, 0, x) == 0                     # argument 1 still names a released y
+        assert native_set(k, 1, y) == 0
+        assert native_launch(q, k) == 0
+        assert read(q, y, 4 * N, np.int32).tolist() == (np.arange(N) + 2 * it).tolist()
+    assert kernel._plan is plan                             # (Python never built another)
+    assert CL.clReleaseMemObject(y) == 0
+    x2 = ints(ctx, np.arange(N))
+    assert native_set(k, 0, x2) == 0                        # argument 1: released, not set again
+    assert native_launch(q, k) == _native.DEFER
+    g = S(N)
+    assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 0, 0, 0) == cl.CL_INVALID_KERNEL_ARGS
+    for obj in (x, x2, x0, y0):
+        assert CL.clReleaseMemObject(obj) == 0
+    assert CL.clReleaseKernel(k) == 0 and CL.clReleaseCommandQueue(q) == 0
+
+
 def test_python_taking_the_arguments_builds_its_own_plan(env):
     """After a native swap to a buffer its plan did not hold, the Python side's view (a launch
     with new sizes, which crosses into Python) has the new buffer and a plan that holds it."""

@@ -546,6 +546,10 @@ cdef void note_python_set(kslot_t *k, int index, size_t handle, int is_mem):
             m = <nmem_t *>e.ptr if e != NULL and e.kind == PYPLAT_KIND_MEM else NULL
         if handle == 0 or m != NULL:
             old = set_mem_cur(&ka.a[index], m)
+            # (its handle too, as a native set records it: foreign_set_locked finds the buffer
+            # by it when another argument becomes foreign)
+            ka.a[index].handle = handle
+            ka.a[index].serial = (<pyplat_handle *>handle).serial if handle else 0
         else:                         # (no native record: a native set never matches it)
             old, ka.a[index].mem_cur, ka.a[index].mem_known = ka.a[index].mem_cur, NULL, 0
     slot_unlock(ka)

@@ -61,8 +61,8 @@ cdef void foreign_clear_locked(kargs_t *ka) noexcept nogil:
 cdef int foreign_set_locked(kargs_t *ka, plan_t *c, uint32_t index, nmem_t *m, size_t handle) noexcept nogil:
     """(tab_lock) Plan c, derived with buffer argument `index` set to m (handle's), becomes the
     slot's: its foreign buffers (those its root does not hold: m, or ones the arguments kept
-    from the plan before, all set natively) are recorded with their handles. 0 (nothing
-    changed) if there are too many, or one's handle is not its live one."""
+    from the plan before) are recorded with their handles. 0 (nothing changed) if there are
+    too many, or m's handle is not its live one."""
     cdef nmem_t *found[MAX_FOREIGN]
     cdef size_t handles[MAX_FOREIGN]
     cdef nmem_t *b
@@ -78,9 +78,16 @@ cdef int foreign_set_locked(kargs_t *ka, plan_t *c, uint32_t index, nmem_t *m, s
             if found[i] == b:
                 break
         else:
-            me = tab_find(h)
-            if n == MAX_FOREIGN or me == NULL or me.ptr != <void *>b:
+            if n == MAX_FOREIGN:
                 return 0
+            if <uint32_t>j == index:
+                me = tab_find(h)
+                if me == NULL or me.ptr != <void *>b:
+                    return 0
+            # (another argument's buffer may have been released since it was set: pyopencl
+            # releases a temporary before it sets the next call's arguments one by one. It is
+            # recorded all the same: the launch's foreign_take_locked finds its handle gone and
+            # defers, unless the argument was set again meanwhile.)
             found[n], handles[n] = b, h
             n += 1
     for i in range(n):
