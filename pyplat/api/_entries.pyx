@@ -52,6 +52,8 @@ cdef create_buffer_fn _n_create_buffer = NULL
 cdef create_sub_buffer_fn _n_create_sub_buffer = NULL
 cdef create_kernel_fn _n_create_kernel = NULL
 cdef set_status_fn _n_set_user_event_status = NULL
+cdef map_fn _n_map = NULL
+cdef unmap_fn _n_unmap = NULL
 cdef handle_fn _n_refs[10]            # clRetain*/clRelease* (REF_NAMES' order); NULL: none
 include "direct_creations.pxi"
 cdef object _prime_ndrange = None
@@ -80,6 +82,8 @@ DEF I_CREATE_USER_EVENT = 28
 DEF I_SET_USER_EVENT_STATUS = 29
 DEF I_CREATE_BUFFER = 30
 DEF I_CREATE_SUB_BUFFER = 31
+DEF I_MAP = 32
+DEF I_UNMAP = 33
 
 NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
          "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
@@ -92,7 +96,8 @@ REF_NAMES = ("clRetainContext", "clReleaseContext", "clRetainCommandQueue", "clR
              "clRetainKernel", "clReleaseKernel")
 NAMES += REF_NAMES
 NAMES += ("clGetMemObjectInfo", "clGetKernelInfo", "clGetKernelWorkGroupInfo", "clCreateKernel",
-          "clCreateUserEvent", "clSetUserEventStatus", "clCreateBuffer", "clCreateSubBuffer")
+          "clCreateUserEvent", "clSetUserEventStatus", "clCreateBuffer", "clCreateSubBuffer",
+          "clEnqueueMapBuffer", "clEnqueueUnmapMemObject")
 NAMES += tuple(CREATION_KINDS)            # (direct_creations.pxi: called by name)
 
 
@@ -297,6 +302,44 @@ cdef int32_t e_fill(size_t queue, size_t buffer, size_t pattern, uint64_t patter
     return _status(I_FILL, (queue, buffer, pattern, pattern_size, offset, size, n_events, events, event))
 
 
+cdef size_t e_map(size_t queue, size_t buffer, uint32_t blocking, uint64_t flags, uint64_t offset,
+                  uint64_t size, uint32_t n_events, size_t events, size_t event,
+                  size_t errcode_ret) noexcept with gil:
+    """clEnqueueMapBuffer: the native entry (without the GIL if it blocks), primed once if it
+    deferred, then Python with the bridge's rules for functions returning a pointer."""
+    cdef size_t pointer
+    cdef int attempt
+    if _n_map != NULL:
+        for attempt in range(2):
+            if attempt and not _primed_command(I_MAP, queue, (buffer,), event):
+                break
+            if blocking:
+                with nogil:
+                    pointer = _n_map(queue, buffer, blocking, flags, offset, size, n_events, events, event,
+                                     errcode_ret)
+            else:
+                pointer = _n_map(queue, buffer, blocking, flags, offset, size, n_events, events, event,
+                                 errcode_ret)
+            if pointer != <size_t>PYPLAT_DEFER_HANDLE:
+                return pointer
+    return _created(I_MAP, (queue, buffer, blocking, flags, offset, size, n_events, events, event,
+                            errcode_ret), errcode_ret)
+
+
+cdef int32_t e_unmap(size_t queue, size_t mem, size_t ptr, uint32_t n_events, size_t events,
+                     size_t event) noexcept with gil:
+    cdef int32_t status
+    cdef int attempt
+    if _n_unmap != NULL:
+        for attempt in range(2):
+            if attempt and not _primed_command(I_UNMAP, queue, (mem,), event):
+                break
+            status = _n_unmap(queue, mem, ptr, n_events, events, event)
+            if status != PYPLAT_DEFER:
+                return status
+    return _status(I_UNMAP, (queue, mem, ptr, n_events, events, event))
+
+
 cdef int32_t _queue_point(marker_fn native, int index, size_t queue, uint32_t n_events, size_t events,
                           size_t event) noexcept with gil:
     """A marker or barrier: the native entry, primed once if it deferred, then Python."""
@@ -446,6 +489,7 @@ def addresses():
         "clCreateUserEvent": <size_t>e_create_user_event,
         "clSetUserEventStatus": <size_t>e_set_user_event_status,
         "clCreateBuffer": <size_t>e_create_buffer, "clCreateSubBuffer": <size_t>e_create_sub_buffer,
+        "clEnqueueMapBuffer": <size_t>e_map, "clEnqueueUnmapMemObject": <size_t>e_unmap,
     }
 
 
@@ -469,7 +513,9 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
     global _n_setarg, _n_event_info, _n_write, _n_read, _n_copy, _n_fill, _n_marker, _n_barrier
     global _prime_command, _n_mem_info, _n_kernel_info, _n_kernel_wg_info
     global _n_create_user_event, _n_set_user_event_status, _n_create_buffer, _n_create_sub_buffer
-    global _n_create_kernel
+    global _n_create_kernel, _n_map, _n_unmap
+    _n_map = <map_fn><size_t>addresses.get("clEnqueueMapBuffer", 0)
+    _n_unmap = <unmap_fn><size_t>addresses.get("clEnqueueUnmapMemObject", 0)
     _n_create_kernel = <create_kernel_fn><size_t>addresses.get("clCreateKernel", 0)
     _n_create_buffer = <create_buffer_fn><size_t>addresses.get("clCreateBuffer", 0)
     _n_create_sub_buffer = <create_sub_buffer_fn><size_t>addresses.get("clCreateSubBuffer", 0)
@@ -521,6 +567,8 @@ KINDS = {
     "clCreateUserEvent": ("ptr", "ptr"), "clSetUserEventStatus": ("ptr", "i32"),
     "clCreateBuffer": ("ptr", "u64", "u64", "ptr", "ptr"),
     "clCreateSubBuffer": ("ptr", "u64", "u32", "ptr", "ptr"),
+    "clEnqueueMapBuffer": ("ptr", "ptr", "u32", "u64", "u64", "u64", "u32", "ptr", "ptr", "ptr"),
+    "clEnqueueUnmapMemObject": ("ptr", "ptr", "ptr", "u32", "ptr", "ptr"),
 }
 KINDS.update({name: ("ptr",) for name in REF_NAMES})
 KINDS.update(CREATION_KINDS)

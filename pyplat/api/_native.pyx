@@ -390,6 +390,7 @@ cdef class KernelSlot:
 
 include "native_commands.pxi"
 include "native_buffers.pxi"
+include "native_maps.pxi"             # clEnqueueMapBuffer, clEnqueueUnmapMemObject; the mapping tables
 include "native_kernel_args.pxi"
 include "native_arg_sets.pxi"          # clSetKernelArg under the slot's lock alone
 include "native_kernels.pxi"
@@ -770,7 +771,7 @@ def fast_path_entries():
             "clEnqueueMarkerWithWaitList": <size_t><marker_fn>n_marker,
             "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries(),
             **create_buffer_entry(), **user_event_entries(), **queue_entries(),
-            **context_entries(), **kernel_entries()}
+            **context_entries(), **kernel_entries(), **map_entries()}
 
 
 def handle_layout():

@@ -371,7 +371,7 @@ def clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wai
         buf.cancel_unmap(mapping)
         raise
     # Counted in CL_MEM_MAP_COUNT until the unmap has finished (or failed).
-    command.add_hook(lambda: buf.drop_mapping(mapping))
+    buf.unmap_enqueued(mapping, command)
 
 
 @entry

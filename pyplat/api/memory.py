@@ -6,6 +6,7 @@ from pyplat.api import _native, handles, info
 from pyplat.api.entry import entry
 from pyplat.api.errors import CLError, check
 from pyplat.core.context import Context
+from pyplat.core import memory as core_memory
 from pyplat.core.memory import ALIGNMENT, Buffer
 
 ACCESS = cl.CL_MEM_READ_WRITE | cl.CL_MEM_WRITE_ONLY | cl.CL_MEM_READ_ONLY
@@ -17,6 +18,15 @@ IMAGE_TYPES = (cl.CL_MEM_OBJECT_IMAGE1D, cl.CL_MEM_OBJECT_IMAGE1D_BUFFER, cl.CL_
                cl.CL_MEM_OBJECT_IMAGE3D, cl.CL_MEM_OBJECT_IMAGE1D_ARRAY, cl.CL_MEM_OBJECT_IMAGE2D_ARRAY)
 
 DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_size_t, ctypes.c_void_p)
+
+
+def _map_table_of(root):
+    """A root buffer's mapping table (api/native_maps.pxi): its native record's, which the native
+    map and unmap entries share, if its handle has one; else one of its own."""
+    return _native.map_table(getattr(root, handles.HANDLE, 0))
+
+
+core_memory.map_table_of = _map_table_of
 
 
 def lookup_buffer(address, error=cl.CL_INVALID_MEM_OBJECT):

@@ -33,6 +33,8 @@ cdef struct nmem_t:               # a buffer as the fast path sees it (made with
     size_t origin                 # unadopted; its offset in the parent
     hold_t hold                   # the buffer kept alive while native commands use it;
                                   # owner: a MemRecord, refs: Retained((buffer,))
+    void *maps                    # (a root buffer's) nmaps_t: its and its sub-buffers' mappings,
+                                  # made once under lock, a reference (native_maps.pxi)
 
 cdef size_t host_key = id(HOST)   # the HOST pseudo-object's key (core/queue.py, merged_accesses)
 
@@ -40,6 +42,8 @@ cdef size_t host_key = id(HOST)   # the HOST pseudo-object's key (core/queue.py,
 cdef void nmem_decref(nmem_t *m) noexcept nogil:
     if pp_add(&m.refs, -1) == 0:
         pthread_mutex_destroy(&m.lock)
+        if m.maps != NULL:
+            maps_decref(<nmaps_t *>m.maps)     # (native_maps.pxi)
         free(m.owned)
         if m.parent != NULL:
             nmem_decref(m.parent)
@@ -215,6 +219,14 @@ cdef int32_t ncall_submit(ncall_t *a, cmd_t *c, access_t *acc, int n_acc, int ba
     held until it finishes, the wait list linked, the queue's order, its event published; a
     blocking call (never with a wait list: see n_transfer) waits. Consumes a's references and
     c; PYPLAT_DEFER if c cannot go natively (a buffer or the queue's events not held)."""
+    return ncall_submit_kept(a, c, acc, n_acc, barrier, unknown, command_type, blocking, event, NULL)
+
+
+cdef int32_t ncall_submit_kept(ncall_t *a, cmd_t *c, access_t *acc, int n_acc, int barrier, int unknown,
+                               uint32_t command_type, int blocking, size_t event,
+                               cmd_t **kept) noexcept nogil:
+    """ncall_submit; kept (not NULL): where a reference to c is left when it was enqueued (an
+    unmap's record keeps its command: native_maps.pxi)."""
     cdef nevent_t *s = NULL
     cdef int i, used = 0
     cdef uint32_t j
@@ -229,6 +241,9 @@ cdef int32_t ncall_submit(ncall_t *a, cmd_t *c, access_t *acc, int n_acc, int ba
         if s == NULL:
             hold_done(&a.q.events)
             return ncall_defer(a, c, used)
+    if kept != NULL:
+        cmd_incref(c)
+        kept[0] = c
     c.driver = a.q.driver
     for i in range(a.n_mem):
         c.mem_holds[i] = &a.m[i].hold         # done when c finishes (the runtime's commands.pxi)

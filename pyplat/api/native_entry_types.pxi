@@ -24,3 +24,6 @@ ctypedef size_t (*create_queue_fn)(size_t, size_t, uint64_t, size_t) noexcept no
 ctypedef size_t (*create_queue_props_fn)(size_t, size_t, size_t, size_t) noexcept nogil
 ctypedef size_t (*create_context_fn)(size_t, uint32_t, size_t, size_t, size_t, size_t) noexcept nogil
 ctypedef size_t (*create_context_type_fn)(size_t, uint64_t, size_t, size_t, size_t) noexcept nogil
+ctypedef size_t (*map_fn)(size_t, size_t, uint32_t, uint64_t, uint64_t, uint64_t, uint32_t, size_t, size_t,
+                          size_t) noexcept nogil      # handle-returning (the mapped pointer): clEnqueueMapBuffer
+ctypedef int32_t (*unmap_fn)(size_t, size_t, size_t, uint32_t, size_t, size_t) noexcept nogil

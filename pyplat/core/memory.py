@@ -6,29 +6,22 @@ import threading
 from pyplat import cl
 from pyplat.core.object import RefCounted
 from pyplat.devices.spaces import ALIGNMENT, aligned_allocation  # noqa: F401  (ALIGNMENT: api)
-from pyplat.runtime.graph import reap
+
+
+# The table of a root buffer's mappings (its own and its sub-buffers'): map_table_of(root) -> a
+# table (api/native_maps.pxi's MapTable: the records and their rules, shared with the native
+# clEnqueueMapBuffer / clEnqueueUnmapMemObject). Installed by the API layer (api/memory.py),
+# which makes every Buffer.
+map_table_of = None
 
 
 class Mapping:
-    """One clEnqueueMapBuffer: the object mapped, the pointer it returned, the region and flags.
-    `unmapping` is set when its unmap is enqueued (the pointer is then no longer a mapped pointer
-    the host may unmap); the record goes when that unmap command has finished, successfully or
-    not."""
-    __slots__ = ("owner", "pointer", "offset", "size", "flags", "unmapping")
+    """One clEnqueueMapBuffer as its Buffer's caller sees it: the table's record number, the
+    pointer returned, whether it maps for writing."""
+    __slots__ = ("id", "pointer", "writes")
 
-    def __init__(self, owner, offset, size, flags):
-        self.owner, self.offset, self.size, self.flags = owner, offset, size, flags
-        self.pointer = owner.address + offset
-        self.unmapping = False
-
-    @property
-    def writes(self):
-        return bool(self.flags & (cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION))
-
-    def conflicts(self, other):
-        """Both mapped (neither unmap enqueued), their bytes overlap and one maps for writing."""
-        return (not other.unmapping and (self.writes or other.writes)
-                and self.pointer < other.pointer + other.size and other.pointer < self.pointer + self.size)
+    def __init__(self, id, pointer, writes):
+        self.id, self.pointer, self.writes = id, pointer, writes
 
 
 class Buffer(RefCounted):
@@ -48,7 +41,7 @@ class Buffer(RefCounted):
         self.properties = list(properties)
         self.parent = parent.retain() if parent is not None else None
         self.origin = origin
-        self._mappings = []          # Mapping records of this buffer and its sub-buffers, oldest first
+        self._maps = None            # (a root buffer) the table of its and its sub-buffers' mappings
         self._mappings_lock = threading.Lock()
         self._destructors = []
         self._storage = None
@@ -71,7 +64,8 @@ class Buffer(RefCounted):
     # "clEnqueueMapBuffer ... increment[s] the mapped count of the memory object ...
     # clEnqueueUnmapMemObject decrements the mapped count" and the count "should be considered
     # immediately stale" (OpenCL 3.0, clEnqueueUnmapMemObject, CL_MEM_MAP_COUNT). We count a
-    # mapping from its map's enqueue until its unmap command has finished (as PoCL does).
+    # mapping from its map's enqueue until its unmap command has finished (as PoCL does). The
+    # records live in the root's table (map_table_of), with those the native entries make.
 
     @property
     def _root(self):
@@ -79,9 +73,22 @@ class Buffer(RefCounted):
         return self.parent if self.parent is not None else self
 
     @property
+    def _owner(self):
+        """Who mapped, in the table: 0 the root buffer (as the native entries say), else this
+        sub-buffer (its records go with it: destroy)."""
+        return 0 if self.parent is None else id(self)
+
+    def _table(self):
+        root = self._root
+        if root._maps is None:
+            with root._mappings_lock:
+                if root._maps is None:
+                    root._maps = map_table_of(root)
+        return root._maps
+
+    @property
     def map_count(self):
-        reap()                       # unmaps that have finished drop their records in their hooks
-        return sum(1 for r in self._root._mappings if r.owner is self)
+        return self._table().count(self._owner)
 
     def add_mapping(self, offset, size, flags):
         """Record a map of [offset, offset + size) of this object; returns the record, or None
@@ -89,45 +96,36 @@ class Buffer(RefCounted):
         "Mapping (and unmapping) overlapped regions in a memory object and/or associated memory
         objects ... for writing is an error and will result in CL_INVALID_OPERATION error
         returned by clEnqueueMapBuffer" (OpenCL 3.0, 5.5.4)."""
-        root = self._root
-        record = Mapping(self, offset, size, flags)
-        with root._mappings_lock:
-            if any(record.conflicts(r) for r in root._mappings):
-                return None
-            root._mappings.append(record)
-        return record
+        pointer = self.address + offset
+        id = self._table().add(self._owner, pointer, size, flags)
+        if not id:
+            return None
+        return Mapping(id, pointer, bool(flags & (cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION)))
 
     def begin_unmap(self, pointer):
         """The oldest mapping of this object whose pointer is `pointer` and whose unmap has not
         been enqueued, now marked as unmapping; None if there is none."""
-        root = self._root
-        with root._mappings_lock:
-            for record in root._mappings:
-                if record.owner is self and record.pointer == pointer and not record.unmapping:
-                    record.unmapping = True
-                    return record
-        return None
+        found = self._table().begin_unmap(self._owner, pointer)
+        return None if found is None else Mapping(found[0], pointer, found[1])
 
     def cancel_unmap(self, record):
         """The unmap of `record` was not enqueued after all: it is mapped again."""
-        record.unmapping = False
+        self._table().cancel_unmap(record.id)
+
+    def unmap_enqueued(self, record, command):
+        """`command` unmaps `record`: counted until it has finished or failed."""
+        self._table().unmap_enqueued(record.id, command)
 
     def drop_mapping(self, record):
-        """The record's map failed to return a pointer, or its unmap has finished."""
-        root = self._root
-        with root._mappings_lock:
-            for i, r in enumerate(root._mappings):
-                if r is record:
-                    del root._mappings[i]
-                    return
+        """The record's map failed to return a pointer."""
+        self._table().drop(record.id)
 
     def add_destructor(self, fn):
         self._destructors.append(fn)
 
     def destroy(self):
-        root = self._root
-        with root._mappings_lock:    # mappings never unmapped end with the object
-            root._mappings[:] = [r for r in root._mappings if r.owner is not self]
+        if self._root._maps is not None:     # mappings never unmapped end with the object
+            self._root._maps.drop_owner(self._owner)
         for fn in reversed(self._destructors):
             fn()
         self._destructors = []
