@@ -5,7 +5,9 @@ that crossed into Python on every call until the native paths took it over.
 
     python bench/pyopencl_calls.py [--workers 1,16] [--repeat 5] [--calls 300]
 
-Every configuration runs in a child process of its own (one platform, one worker count);
+Every configuration runs in a child process of its own (one platform, one worker count, a
+context of the platform's first CPU device: on a machine with an NVIDIA GPU, PyPlat's
+all-device context would move memory between the two, which the native paths leave to Python);
 printed: microseconds per call to enqueue (the host's cost) and to finish (with the kernels),
 medians of --repeat batches of --calls calls, and the ratio PyPlat / PoCL (lower is better).
 """
@@ -21,7 +23,7 @@ import numpy as np
 import pyopencl as cl, pyopencl.array as cla
 platform, repeat, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 p = [p for p in cl.get_platforms() if p.name.startswith(platform)][0]
-ctx = cl.Context(p.get_devices())
+ctx = cl.Context(p.get_devices(cl.device_type.CPU)[:1])   # (a GPU too would make it move memory)
 q = cl.CommandQueue(ctx)
 small = cla.to_device(q, np.arange(1024, dtype=np.float32))
 mid = cla.to_device(q, np.arange(1 << 16, dtype=np.float32))
