@@ -262,7 +262,8 @@ def _tidy(form):
 
 def _fixed_ids(table, g):
     """{id(node): frozenset((d, k))}: the local ids fixed by the `if`s around each node of the
-    kernel g lowers (a node met twice keeps what both places fix)."""
+    kernel g lowers (a node met twice keeps what both places fix; none in a kernel with `goto`
+    or `switch` labels, which may jump into an arm)."""
     fixed = getattr(g, "check_fixed_ids", None)
     if fixed is not None:
         return fixed
@@ -273,6 +274,9 @@ def _fixed_ids(table, g):
         n, around = todo.pop()
         if n is None or not hasattr(n, "op"):
             continue
+        if n.op in ("goto", "label", "case", "default"):
+            fixed.clear()                # (a jump into an `if`'s arm passes no test: no guards)
+            return fixed
         key = id(n)
         fixed[key] = around if key not in fixed else fixed[key] & around
         kids = list(n.kids or ())
