@@ -71,6 +71,19 @@ __kernel void switch_on(__global int *out, int n) {
     switch (v) { case 1: r = 2; break; default: r = 3; }
     out[get_global_id(0)] = 0;
 }
+__kernel void carried(__global int *out, int n) {
+    __local int buf[64];
+    int l = get_local_id(0);
+    if (l < n) buf[l] = l;
+    int acc = 0;
+    for (int i = get_global_id(0); i < 128; i += 64)
+        acc += out[i] & 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int v = buf[l];
+    acc += v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = acc;
+}
 __kernel void index_with(__global int *out, int n) {
     __local int buf[64];
     int l = get_local_id(0);
@@ -123,6 +136,9 @@ def test_garbage_carried_through_private_and_local_memory_and_used_under_a_guard
     ("branch_on", "if (v > 0)", "a store to __global argument 'out' under a branch on it"),
     ("switch_on", "switch (v)", "a branch on it"),
     ("index_with", "out[v] = 1", "an address computed from it"),
+    # (a per-work-item variable of a lockstep loop, defined there, undefined after it:
+    # check_defined's clean variables must not take it for one)
+    ("carried", "out[get_global_id(0)] = acc", "a store of it to __global argument 'out'"),
 ])
 def test_a_use_of_an_undefined_value_is_found_with_where_it_was_read_and_used(kernel, use, words):
     p = run('''

@@ -45,7 +45,8 @@ def kernel_meta(kernels, names, check_sites=None):
                     "prints": analysis.prints(k)})
         if check_sites is not None:     # the site table, and this kernel's objects
             out[-1]["check"] = {"sites": check_sites["sites"], "objects": check_sites["objects"].get(k.name, []),
-                                "kinds": check_sites["kinds"]}
+                                "kinds": check_sites["kinds"],
+                                "race_written": check_sites["race_written"].get(k.name, [])}
     return out
 
 

@@ -144,7 +144,10 @@ def fill_record(info, args, record):
         buffer = value if kind == "mem" and arg.kind == "global" else None
         root = None if buffer is None else (buffer.parent or buffer)
         roots.append((root, 0 if buffer is None or buffer.parent is None else buffer.origin))
-    written = {id(root) for (root, _), arg in zip(roots, info.args) if root is not None and arg.written}
+    # (the arguments with a race-checked write: compiler/lowering/check_versions.py)
+    race_written = info.check.get("race_written")
+    written = {id(root) for i, ((root, _), arg) in enumerate(zip(roots, info.args)) if root is not None
+               and (arg.written if race_written is None else i in race_written)}
     owners, shadows = {}, []
     for i, (root, origin) in enumerate(roots):
         at = rec_global_shadow(n, i)

@@ -67,7 +67,11 @@ class Definedness:
         self.g = g
         self.table = g.mg.check_table()
         self.shadows = {}          # id(value) -> (value, its i32 shadow)
-        self.variables = {}        # id(alloca or per-work-item address) -> (it, its shadow's address)
+        self.variables = {}        # id(alloca or per-work-item address) -> (it, its shadow's address, key)
+        # (finish: variables whose shadow is never stored anything but 0 read as 0, see clean)
+        self.shadow_loads = {}     # id(load of a variable's shadow) -> the variable's key
+        self.var_loads = {}        # key -> [loads of its shadow]
+        self.var_stores = {}       # key -> [(store of its shadow, the value stored)]
         self.per_item = {}         # per-work-item variable -> its shadows' array (barriers.py)
         self.waiting_phis = {}     # id(phi) -> phi whose shadow nobody asked for yet
         self.phis = []             # [(phi, shadow phi)] filled by finish()
@@ -121,7 +125,7 @@ class Definedness:
             return
         a = self.g.abuild.alloca(I32, name="defined.var")
         self.g.abuild.store(I32(0), a)
-        self.variables[id(alloca)] = (alloca, a)
+        self.variables[id(alloca)] = (alloca, a, id(a))
 
     def per_work_item(self, b, base, off, nwi, variables):
         """Kernels with barriers: shadows of the per-work-item variables (barriers.py), after
@@ -146,7 +150,7 @@ class Definedness:
         shadow = self.per_item.get(v)
         if shadow is not None:
             quiet, self.quiet = self.quiet, True
-            self.variables[id(p)] = (p, b.gep(shadow, [lin], inbounds=True, source_etype=I32))
+            self.variables[id(p)] = (p, b.gep(shadow, [lin], inbounds=True, source_etype=I32), id(shadow))
             self.quiet = quiet
 
     def branch_on(self, b, cond):
@@ -210,11 +214,15 @@ class Definedness:
         elif op == "load":
             var = self.variables.get(id(instr.operands[0]))
             if var is not None:
-                self.set(instr, b.load(var[1], typ=I32, align=4))
+                shadow = b.load(var[1], typ=I32, align=4)
+                self.set(instr, shadow)
+                self.shadow_loads[id(shadow)] = var[2]
+                self.var_loads.setdefault(var[2], []).append(shadow)
         elif op == "store":
             var = self.variables.get(id(instr.operands[1]))
             if var is not None:
-                b.store(self.of(instr.operands[0]) or I32(0), var[1], align=4)
+                value = self.of(instr.operands[0]) or I32(0)
+                self.var_stores.setdefault(var[2], []).append((b.store(value, var[1], align=4), value))
         elif op == "select":
             cond, yes, no = instr.operands
             sy, sn = self.of(yes), self.of(no)
@@ -277,7 +285,77 @@ class Definedness:
             done += 1
             for v, block in phi.incomings:
                 s.add_incoming(self.of(v) or I32(0), block)
+        self._clean()
         self.g.b.defined = None         # (the work-group function's epilogue is check code)
+
+    def _zero(self, v, dirty, memo):
+        return _zero_shadow(self, v, dirty, memo)
+
+    def _clean(self):
+        """Variables never undefined read as 0: those whose shadow only ever gets 0, or a copy of
+        such a variable's shadow (a lockstep loop's accumulator and flags, loaded from their
+        per-work-item arrays into registers and stored back: pyopencl's reduction), to a
+        fixpoint. Their shadow loads then read a constant 0 and their stores go to a sink
+        (LLVM folds and drops both): otherwise the shadows' per-work-item arrays are loaded and
+        stored in every pass of the loop, which stays wider and slower."""
+        dirty = set()
+        changed = True
+        while changed:
+            changed = False
+            zero = {}
+            for key, stores in self.var_stores.items():
+                if key not in dirty and not all(self._zero(value, dirty, zero) for _, value in stores):
+                    dirty.add(key)
+                    changed = True
+        module = self.g.mg.module
+        zero = _module_global(module, "__pyplat_defined_zero", True)
+        sink = _module_global(module, "__pyplat_defined_sink", False)
+        for key, loads in self.var_loads.items():
+            if key not in dirty:
+                for load in loads:
+                    load.replace_usage(load.operands[0], zero)
+        for key, stores in self.var_stores.items():
+            if key not in dirty:
+                for store, _ in stores:
+                    store.replace_usage(store.operands[1], sink)
+
+
+def _zero_shadow(d, v, dirty, memo):
+    """Whether the shadow value v is 0 wherever the variables not in `dirty` read 0: a constant
+    0, a load of such a variable's shadow, or a select, umax or phi of such values (a cycle of
+    phis: not known, so not 0). memo: {id: True/False, or None while being worked out}."""
+    if isinstance(v, ir.Constant):
+        return v.constant == 0
+    key = id(v)
+    if key in memo:
+        return bool(memo[key])          # (None: on the cycle being worked out)
+    memo[key] = None
+    source = d.shadow_loads.get(key)
+    if source is not None:
+        got = source not in dirty
+    elif isinstance(v, ir.PhiInstr):
+        got = all(_zero_shadow(d, x, dirty, memo) for x, _ in v.incomings)
+    elif isinstance(v, ir.SelectInstr):
+        got = all(_zero_shadow(d, x, dirty, memo) for x in v.operands[1:])
+    elif isinstance(v, ir.CallInstr) and getattr(v.callee, "name", "") == "llvm.umax.i32":
+        got = all(_zero_shadow(d, x, dirty, memo) for x in v.args)
+    else:
+        got = False
+    memo[key] = got
+    return got
+
+
+def _module_global(module, name, constant):
+    """An internal i32 global of the module, 0: read-only (`constant`: loads of it fold to 0) or
+    only written (LLVM drops it and its stores)."""
+    g = module.globals.get(name)
+    if g is None:
+        g = ir.GlobalVariable(module, I32, name=name)
+        g.linkage = "internal"
+        g.global_constant = constant
+        g.initializer = I32(0)
+        g.align = 4
+    return g
 
 
 def _use_slot(table, g, frame):

@@ -187,7 +187,7 @@ def skipped(table, g, index):
     return skip is not None and skip[0] is g.f and index in skip[1]
 
 
-def prepare(table, g, frame, at, hint, node=None, size=0):
+def prepare(table, g, frame, at, hint, node=None, size=0, write=False):
     """Before an access's bounds check: the loads of what its race check needs, all from the
     frame (which setup filled once per group): loads LLVM may hoist out of the loop over
     work-items even from under a work-item's `if` (the frame is dereferenceable; the launch
@@ -195,7 +195,7 @@ def prepare(table, g, frame, at, hint, node=None, size=0):
     load of them under pyopencl's `if (i >= n) break` kept the lockstep loop scalar).
     None: the object is no argument, or this version leaves its race checks out. Each site of
     the full version is noted for check_private's proofs (node: the access on the typed tree,
-    size: its bytes)."""
+    size: its bytes), and a write's argument in table.race_written (check_versions)."""
     key = table._objects_of(g.f)[hint[1]][0]
     params = list(g.f.params)
     if key not in params:
@@ -204,6 +204,8 @@ def prepare(table, g, frame, at, hint, node=None, size=0):
         return None
     if table.race_skip is None and g.f.is_kernel:     # (the full version's sites)
         check_private.note(table, g, params.index(key), node, size)
+        if write:
+            table.race_written.setdefault(g.f.name, set()).add(params.index(key))
     own = at + FRAME_WORDS + ARG_WORDS * params.index(key)
     b = g.b
 

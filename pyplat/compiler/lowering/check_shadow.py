@@ -123,12 +123,23 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
     if UNINIT in kinds:
         flags = b.gep(b.inttoptr(table._invariant(b.load(_word(b, frame, FR_SHADOW_UNINIT), typ=I64, align=8)),
                                  PTR), [off], source_etype=I8)
-        if write or atomic:
-            defined = I8(1) if stored is None or atomic else b.zext(b.icmp_unsigned("==", stored, I32(0)), I8)
-            _memset(table, b, flags, defined, I64(size))
-        elif size <= 16:
-            width = ir.IntType(8 * size)
-            got = b.load(flags, typ=width, align=1)
+        # (the flags are an array of their own for LLVM's alias analysis, as the race tags
+        # are: else it compares them with the tags and the data at run time before each
+        # vectorised loop over work-items, and the transpose's rows of 16 work-items were too
+        # short for the checks it then wanted to pay for: the loop ran scalar)
+        width = ir.IntType(8 * size) if size <= 16 else None
+        if width is not None and (write or atomic):
+            # (one integer store: a memset of a value not constant stays a call, which keeps
+            # the loop over work-items from the vectoriser)
+            every = ir.Constant(width, int("01" * size, 16))
+            value = every if stored is None or atomic else \
+                b.select(b.icmp_unsigned("==", stored, I32(0)), every, ir.Constant(width, 0))
+            check_global_races.tag_access(table, b.store(value, flags, align=1), ("local", "uninit"))
+        elif write or atomic:
+            _memset(table, b, flags, I8(1) if stored is None or atomic else
+                    b.zext(b.icmp_unsigned("==", stored, I32(0)), I8), I64(size))
+        elif width is not None:
+            got = check_global_races.tag_access(table, b.load(flags, typ=width, align=1), ("local", "uninit"))
             undefined = b.icmp_unsigned("!=", got, ir.Constant(width, int("01" * size, 16)))
     race = None
     if RACES in kinds and not atomic:

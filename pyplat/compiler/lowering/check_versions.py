@@ -1,9 +1,12 @@
 """PYPLAT_CHECK=races: a checked kernel's work-group function in two versions, picked per group
 by what the launch's check record says (docs/tools.md, "PYPLAT_CHECK"; docs/performance.md).
 
-A `__global` argument that no access of the kernel writes through (analysis.written_params)
-can race only with writes through another argument bound to the same buffer; the core tracks
-it (check_shadows.fill_record: a shadow header in the record) only then. Its race check is
+A `__global` argument that no race-checked access of the kernel writes through (its writes
+through pointers of unknown origin, in helpers for one, are never race-checked: the core's
+`race_written`, not analysis.written_params, which counts every pointer copied as written, as
+pyopencl's `x = x__base + x__offset`) can race only with writes through another argument bound
+to the same buffer; the core tracks it (check_shadows.fill_record: a shadow header in the
+record) only then. Its race check is
 code in the loop over work-items all the same, and LLVM's vectoriser makes it masked vector
 code that runs whether the argument is tracked or not: with two read-only inputs, more than
 half of a checked vector add's time, and of the transpose's. So a kernel with such arguments
@@ -14,19 +17,19 @@ tags would have been skipped at run time anyway (serial 0).
 """
 from llvmlite import ir
 
-from .. import abi, analysis
-from . import check_global_races, check_private, workgroup
+from . import check_global_races, check_private, check_private_launch, workgroup
 from .check_layout import GS_HEADER, rec_global_shadow
 from .irbuild import I1, I64, PTR, Builder
 
 
 def read_only_arguments(mg, k):
-    """Indices of kernel k's `__global` pointer arguments without a write through them, where
-    their race checks are worth a second version (races on), else ()."""
+    """Indices of kernel k's `__global` pointer arguments without a race-checked write through
+    them (after the full version's lowering: table.race_written), where their race checks are
+    worth a second version (races on), else ()."""
     if not check_global_races.wanted(mg, k):
         return ()
-    written = analysis.written_params(k)
-    return tuple(i for i in check_global_races.global_arguments(k) if k.params[i] not in written)
+    written = mg.check_table().race_written.get(k.name, set())
+    return tuple(i for i in check_global_races.global_arguments(k) if i not in written)
 
 
 def emit(mg, k, name, emit_one):
@@ -43,10 +46,14 @@ def emit(mg, k, name, emit_one):
         # (the full version's group end has read them: the fast one's slots start again)
         table.forget_kernel_slots(k.name)
         table.race_skip = (k, frozenset(read_only + private))
+        regions = mg.regions
         try:
             emit_one(name + ".fast")
         finally:
             table.race_skip = None
+            # (a copy of the same regions: the vectoriser's threshold counts the kernel's own,
+            # driver.native_object; counted twice, pyopencl's reduction lost its vector loop)
+            mg.regions = regions
     _dispatch(mg, k, name, read_only, private)
 
 
@@ -87,9 +94,9 @@ def _left_out(mg, k):
 
 def _dispatch(mg, k, name, read_only, private):
     """The exported work-group function: `.fast` where the record tracks none of `read_only`,
-    no other argument shares a `private` one's shadow, and the launch's global sizes in
-    dimensions 1 and 2 are 1 (private's proofs tell work-items apart by get_global_id(0));
-    else `.full` (the only version where both are empty)."""
+    no other argument shares a `private` one's shadow, and each `private` one's proof holds
+    for the launch (check_private_launch: its sizes and scalar arguments); else `.full` (the
+    only version where both are empty)."""
     full = mg.module.get_global(name + ".full")
     fn = workgroup.declare(mg.module, name)
     full.linkage = "internal"
@@ -115,11 +122,9 @@ def _dispatch(mg, k, name, read_only, private):
         for j in check_global_races.global_arguments(k):
             if j != i:
                 go = b.and_(go, b.or_(b.icmp_unsigned("==", own, I64(0)), b.icmp_unsigned("!=", own, header(j))))
-    if private:
-        for d in (1, 2):
-            size = b.load(b.gep(ctx, [I64(abi.CTX_GLOBAL_SIZE + d)], inbounds=True, source_etype=I64), typ=I64,
-                          align=8)
-            go = b.and_(go, b.icmp_unsigned("==", size, I64(1)))
+    proofs = check_private.proofs(mg.check_table(), k)
+    for i in private:
+        go = b.and_(go, check_private_launch.condition(b, k, proofs[i], args_p, ctx))
     fast_bb = fn.append_basic_block("fast")
     full_bb = fn.append_basic_block("full")
     b.cbranch(go, fast_bb, full_bb)

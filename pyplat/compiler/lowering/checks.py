@@ -80,6 +80,7 @@ class CheckTable:
         self.race_skip = None          # (kernel, argument indices) whose race checks the version
                                        # being lowered leaves out (check_versions.py)
         self.race_private_sites = {}   # kernel name -> {argument: [window]} (check_private.py)
+        self.race_written = {}         # kernel name -> {argument with a race-checked write}
         self.global_race_scopes = None # (check_global_races.py) the tags' and frame's alias scopes,
         self.tag_array_scopes = None   # and the tag arrays'
 
@@ -342,7 +343,7 @@ class CheckTable:
         if space == "global" and hint is not None and hint[0] == "frame" and not atomic and \
                 check_global_races.wanted(self.mg, g.f):
             races_at = FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS
-            race = check_global_races.prepare(self, g, frame, races_at, hint, node, size)
+            race = check_global_races.prepare(self, g, frame, races_at, hint, node, size, write)
             ok_bb = fn.append_basic_block("check.global") if race is not None else do_bb
         if hint is not None:
             if hint[0] == "global":

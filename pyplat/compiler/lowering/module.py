@@ -55,7 +55,8 @@ class ModuleGen:
     def check_sites(self):
         """The metadata of the compiled checks: {"sites": [...], "objects": {kernel: [...]}}, or None."""
         t = self._check_table
-        return None if t is None else {"sites": t.sites, "objects": t.objects, "kinds": sorted(self.checks)}
+        return None if t is None else {"sites": t.sites, "objects": t.objects, "kinds": sorted(self.checks),
+                                       "race_written": {k: sorted(v) for k, v in t.race_written.items()}}
 
     # -------------------------------------------------------------- helpers
     def intrinsic(self, name, ret, args, var_arg=False):
