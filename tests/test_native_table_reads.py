@@ -72,11 +72,13 @@ static const char *SRC = "__kernel void inc(__global int *o, int n) { o[0] += n;
 #define CHURNERS 2
 #define ROUNDS 30
 #define LIVE 1500
+#define CHECK_EVERY 1000
 static cl_context ctx; static cl_device_id dev; static cl_command_queue q; static cl_program prog;
 static cl_mem buf; static cl_kernel k; static cl_event done;
 static size_t wg; static volatile int churning = CHURNERS, checking; static int wrong[8], queries;
+static volatile long churned;     /* creations and releases the churners have made */
 static void *query(void *arg) {
-    (void)arg; int n = 0;
+    (void)arg; int n = 0; long seen = -CHECK_EVERY;
     while (churning > 0 || n < 20000) {
         size_t size = 0, wgs = 0; cl_mem_flags flags = 0; cl_int status = 0; cl_uint nargs = 0;
         if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) || size != 4096)
@@ -92,10 +94,15 @@ static void *query(void *arg) {
             __sync_fetch_and_add(&wrong[4], 1);
         if (clFlush(q) || clFinish(q) || clWaitForEvents(1, &done))
             __sync_fetch_and_add(&wrong[5], 1);
-        if (n % 512 == 0) {   /* just released: the spec's codes, through Python. The churners pause
-                                 meanwhile: waiting for the GIL, this thread would otherwise let
-                                 them release more handles than the quarantine keeps. */
+        if (n % 512 == 0 && (churning == 0 || churned - seen >= CHECK_EVERY)) {
+            /* just released: the spec's codes, through Python. The churners pause meanwhile:
+               waiting for the GIL, this thread would otherwise let them release more handles
+               than the quarantine keeps. Only after CHECK_EVERY of their calls since the last
+               time: paced by the queries alone, the pauses came faster the more they slowed
+               the churners, until the churners hardly ran (a run took minutes on a loaded
+               machine). */
             cl_int e;
+            seen = churned;
             __sync_fetch_and_add(&checking, 1);
             cl_mem dead_buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, NULL, &e);
             cl_kernel dead_kernel = clCreateKernel(prog, "inc", &e);
@@ -124,6 +131,7 @@ static void *churn(void *arg) {
             while (checking) sched_yield();
             mems[i] = clCreateBuffer(ctx, CL_MEM_READ_ONLY, 64 + i, NULL, &e);
             if (e) __sync_fetch_and_add(&wrong[7], 1);
+            __sync_fetch_and_add(&churned, 1);
         }
         for (int i = 0; i < LIVE / 4; i++) {
             evs[i] = clCreateUserEvent(ctx, &e);
@@ -133,10 +141,12 @@ static void *churn(void *arg) {
         for (int i = 0; i < LIVE; i++) {
             while (checking) sched_yield();
             if (clReleaseMemObject(mems[i])) __sync_fetch_and_add(&wrong[7], 1);
+            __sync_fetch_and_add(&churned, 1);
         }
         for (int i = 0; i < LIVE / 4; i++) {
             while (checking) sched_yield();
             if (clReleaseEvent(evs[i]) || clReleaseKernel(ks[i])) __sync_fetch_and_add(&wrong[7], 1);
+            __sync_fetch_and_add(&churned, 2);
         }
     }
     __sync_fetch_and_sub(&churning, 1);
