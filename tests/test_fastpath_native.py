@@ -281,12 +281,13 @@ def build_c_program(tmp_path, name, source):
     return exe
 
 
-def run_c_program_ok(run_with_pyplat, tmp_path, name, source):
-    """Build `source` (build_c_program), run it with PyPlat's platform named, and expect it to
-    exit 0 having printed `ok`."""
+def run_c_program_ok(run_with_pyplat, tmp_path, name, source, envs=(None,)):
+    """Build `source` (build_c_program), run it with PyPlat's platform named (once per
+    environment in `envs`), and expect it to exit 0 having printed `ok`."""
     exe = build_c_program(tmp_path, name, source)
-    done = run_with_pyplat([exe, "PyPlat"])
-    assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr[-2000:]
+    for env in envs:
+        done = run_with_pyplat([exe, "PyPlat"], env=env)
+        assert done.returncode == 0 and "ok" in done.stdout, (env, done.stdout + done.stderr[-2000:])
 
 
 THREADS_PROGRAM = r"""

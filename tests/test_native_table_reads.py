@@ -67,6 +67,7 @@ HAMMER_PROGRAM = r"""
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 static const char *SRC = "__kernel void inc(__global int *o, int n) { o[0] += n; }";
 #define QUERIERS 2
 #define CHURNERS 2
@@ -152,9 +153,15 @@ static void *churn(void *arg) {
     __sync_fetch_and_sub(&churning, 1);
     return NULL;
 }
-int main(void) {
-    cl_platform_id p; cl_int e;
-    clGetPlatformIDs(1, &p, NULL);
+int main(int argc, char **argv) {
+    cl_platform_id p = 0; cl_int e;
+    cl_platform_id ps[16]; cl_uint np = 0; char name[256];
+    clGetPlatformIDs(16, ps, &np);
+    for (cl_uint i = 0; i < np && !p; i++) {       /* the platform named on the command line */
+        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+        if (argc > 1 && strstr(name, argv[1])) p = ps[i];
+    }
+    if (!p) { printf("FAIL no platform %s\n", argc > 1 ? argv[1] : "named"); return 1; }
     clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL);
     ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
     q = clCreateCommandQueue(ctx, dev, 0, &e);
@@ -185,6 +192,6 @@ def test_queries_stay_right_while_c_threads_churn_the_table(run_with_pyplat, tmp
     again and again, entries deleted around the queried ones): every answer is right, released
     handles get CL_INVALID_*, no creation or release fails, and the program ends normally."""
     exe = build_c_program(tmp_path, "table_reads", HAMMER_PROGRAM)
-    r = run_with_pyplat([exe])
+    r = run_with_pyplat([exe, "PyPlat"])
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.split("\n")[:2] == ["0 0 0 0 0 0 0 0 ", "1"], r.stdout + r.stderr
