@@ -118,6 +118,47 @@ __kernel void sum_past_global(__global int *out, __global const int *in) {
     barrier(CLK_LOCAL_MEM_FENCE);
     if (l == 0) out[0] = part[0] + part[63];
 }
+/* loops with a uniform trip count (lockstep loops) and a bound every work-item passes: their
+   passes run exit-free (lockstep_exitfree.py), with the same checks */
+__kernel void sum_past_global_in_full_passes(__global int *out, __global const int *in, long stop, uint passes) {
+    __local int part[64];
+    size_t l = get_local_id(0);
+    long i = l;
+    int acc = 0;
+    for (uint s = 0; s < passes; s++) {
+        if (i >= stop) break;
+        acc += in[i];               /* pass 4: in[256 + l] */
+        i += 64;
+    }
+    part[l] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0) out[0] = part[0] + part[63];
+}
+__kernel void uninit_read_in_full_passes(__global int *sums, long stop, uint passes) {
+    __local int half_set[64];
+    size_t l = get_local_id(0);
+    long i = l;
+    int acc = 0;
+    if (l < 32) half_set[l] = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = 0; s < passes; s++) {
+        if (i >= stop) break;
+        acc += half_set[l] + sums[i];   /* (a lockstep loop reads __global memory) */
+        i += 64;
+    }
+    sums[get_global_id(0)] = acc;
+}
+__kernel void global_race_in_full_passes(__global int *hits, long stop, uint passes) {
+    size_t l = get_local_id(0);
+    long i = l;
+    for (uint s = 0; s < passes; s++) {
+        if (i >= stop) break;
+        hits[s] += 1;
+        i += 64;
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    hits[l + 4] = 0;
+}
 __kernel void add_one(__global int *o) { o[get_global_id(0)] += 1; }
 """
 
@@ -190,6 +231,19 @@ CASES = {
         "ev = prg.sum_past_global(q, (64,), (64,), out, inp)",
         ["out-of-bounds read of 4 bytes at offset 1024 of __global argument 'in' (1024 bytes)",
          "global (0, 0, 0) local (0, 0, 0)"], "acc += in[i];"),
+    "sum_past_global_in_full_passes": (
+        "ev = prg.sum_past_global_in_full_passes(q, (64,), (64,), out, inp, np.int64(320), np.uint32(5))",
+        ["out-of-bounds read of 4 bytes at offset 1276 of __global argument 'in' (1024 bytes)",
+         "global (63, 0, 0) local (63, 0, 0)"], "acc += in[i];               /* pass 4"),
+    "uninit_read_in_full_passes": (
+        "ev = prg.uninit_read_in_full_passes(q, (N,), (64,), out, np.int64(256), np.uint32(4))",
+        ["use of a value read from uninitialised __local memory (read at <source>:%d:" % line_of("acc += half_set[l]"),
+         "from __local variable 'half_set'): a store of it to __global argument 'sums', at",
+         "local (32, 0, 0)"], "sums[get_global_id(0)] = acc;", "uninit"),
+    "global_race_in_full_passes": (
+        "ev = prg.global_race_in_full_passes(q, (64,), (64,), out, np.int64(256), np.uint32(4))",
+        ["data race: read after another work-item's write of 4 bytes at offset ",
+         "of __global argument 'hits' (1024 bytes) (other work-item: "], "hits[s] += 1;", "races"),
     "wild_offset": (
         "ev = prg.wild_offset(q, (N,), (64,), out, inp)",
         ["out-of-bounds read of 4 bytes at address", "global (77, 0, 0) local (13, 0, 0)"], "return p[i]"),
@@ -537,3 +591,22 @@ def test_private_arguments_skip_their_race_checks_only_where_the_proof_holds(mon
     assert "kernel 'two_outputs' work-item global (63, 0, 0) local (63, 0, 0): data race: write after another " \
            "work-item's write of 4 bytes at offset 252 of __global argument 'x' (4096 bytes) (other work-item: " \
            "local linear id 31 of the same work-group, no barrier between)" in found[1], found[1]
+
+
+@pytest.mark.parametrize("kinds", ["bounds", "uninit", "races"])
+def test_checked_lockstep_loops_keep_their_exit_free_passes(monkeypatch, kinds):
+    """The *_in_full_passes cases above are found in the exit-free copy of their loops
+    (lockstep_exitfree.py): checked builds have that copy, and each access in it shares the
+    site slot of its twin in the generic pass (the reduction's loop: one slot for `in[i]`)."""
+    from pyplat.compiler import build
+    monkeypatch.setenv("PYPLAT_CHECK", kinds)
+    r = build(CATALOGUE, use_cache=False)
+    assert r.ok, r.log
+    functions = {}          # (races: the .full and .fast versions together)
+    for m in re.finditer(r"define [^@]*@\"?__pyplat_wg_(\w+)[^\n]*\n.*?\n}\n", r.llvm_ir, re.S):
+        functions[m.group(1)] = functions.get(m.group(1), "") + m.group(0)
+    for name in ("sum_past_global_in_full_passes", "uninit_read_in_full_passes", "global_race_in_full_passes"):
+        assert "ls.exitfree" in functions[name], name
+    if kinds == "bounds":       # in[i] (twice), part[l] =, part[0], part[63], out[0] =: 5 sites
+        slots = re.findall(r"%\"?check\.slot[.\d]*\"? = alloca", functions["sum_past_global_in_full_passes"])
+        assert len(slots) == 5, slots

@@ -229,7 +229,8 @@ def access(table, g, frame, at, p, size, prepared, site, write, value=None, alig
     serial, writers, readers, base, word_writers, word_readers, index = prepared
     slots = table.global_race_slots.setdefault(g.f.name, [])
     per_tag = 1
-    if size % 4 == 0 and align >= 4 and size <= 16 and len(slots) < RACE_SLOTS:
+    if size % 4 == 0 and align >= 4 and size <= 16 and \
+            (len(slots) < RACE_SLOTS or table.twin_slot(slots, site, lambda s: s[0]) is not None):
         writers, readers, per_tag = word_writers, word_readers, 4
     checked_bb = g.fn.append_basic_block("check.grace")
     done_bb = g.fn.append_basic_block("check.grace.done")
@@ -252,12 +253,15 @@ def access(table, g, frame, at, p, size, prepared, site, write, value=None, alig
     me = b.or_(b.or_(b.shl(serial, I64(TAG_SERIAL_SHIFT)), b.shl(b.and_(epoch, I64(EPOCHS - 1)),
                                                                    I64(TAG_EPOCH_SHIFT))), flat)
     args = [b.trunc(v, I32) for v in (me, first, volume, limit)]
-    if size <= 16 and len(slots) < RACE_SLOTS:
+    twin = table.twin_slot(slots, site, lambda s: s[0])
+    if size <= 16 and (twin is not None or len(slots) < RACE_SLOTS):
         # no call, no branch: a call in the loop over work-items would keep `wi` in memory, a
         # branch on a conflict the loop scalar; the conflict's key goes to the caller, which
         # keeps the largest in the site's slot (`keep`), and group_end reports it
-        slot = at + _SLOTS + len(slots)
-        slots.append((site, size, False))
+        if twin is None:
+            twin = len(slots)
+            slots.append((site, size, False))
+        slot = at + _SLOTS + twin
         key = _slot_key(table, b, wp, rp, size // per_tag, write, args,
                         b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2])))),
                         rel, _unchanged(table, b, p, size, value) if write else None, ("global", index, per_tag))
@@ -336,10 +340,13 @@ def new_slot(table, g, at, site, size):
     if not g.f.is_kernel:
         return None
     slots = table.global_race_slots.setdefault(g.f.name, [])
-    if len(slots) >= RACE_SLOTS:
-        return None
-    slots.append((site, size, True))
-    return at + _SLOTS + len(slots) - 1
+    twin = table.twin_slot(slots, site, lambda s: s[0])
+    if twin is None:
+        if len(slots) >= RACE_SLOTS:
+            return None
+        twin = len(slots)
+        slots.append((site, size, True))
+    return at + _SLOTS + twin
 
 
 def local_key(b, lin, code, other_lid, rel):

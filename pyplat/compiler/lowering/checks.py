@@ -318,6 +318,13 @@ class CheckTable:
         self.sites.append([fname, line, col, access, size, name, space])
         return len(self.sites) - 1
 
+    def twin_slot(self, slots, site, site_of=lambda s: s):
+        """The index of a slot already kept for an access with the same site entry (one access
+        lowered twice: a lockstep loop's exit-free and generic passes), or None. The twins share
+        it: their findings would be reported alike, and the kernel's slots last longer."""
+        entry = self.sites[site]
+        return next((j for j, s in enumerate(slots) if self.sites[site_of(s)] == entry), None)
+
     def guard(self, g, ptr, size, space, hint, site, access_fn, zero=None, write=False, atomic=False,
               stored=None, value=None, align=1, node=None):
         """Emit access_fn() (which returns the loaded value, or None for a store) only when
@@ -359,12 +366,15 @@ class CheckTable:
             inside = b.and_(b.icmp_unsigned("<=", off, b.sub(limit, I64(size))),
                             b.icmp_unsigned("<=", I64(size), limit))
             slots = self.site_slots.setdefault(g.f.name, []) if g.f.is_kernel else None
-            if self.exact(g, hint) and slots is not None and len(slots) < SITE_SLOTS:
+            twin = self.twin_slot(slots, site) if slots is not None else None
+            if self.exact(g, hint) and slots is not None and (twin is not None or len(slots) < SITE_SLOTS):
                 # no call: the site's slot keeps the largest (local linear id + 1, offset) of the
                 # failing work-items, a max over the work-item loop that LLVM still vectorises;
                 # group_result reports it when the group ends
-                at = self._site_slot(g, frame, len(slots))
-                slots.append(site)
+                if twin is None:
+                    twin = len(slots)
+                    slots.append(site)
+                at = self._site_slot(g, frame, twin)
                 lid = [g.wi_slot(WI_LID + d) for d in range(3)]
                 ls = [g.wi_slot(abi.CTX_LOCAL_SIZE + d) for d in range(2)]
                 lin = b.add(lid[0], b.mul(ls[0], b.add(lid[1], b.mul(ls[1], lid[2]))))

@@ -15,8 +15,9 @@ not fit, or either end may leave early, the pass is the generic one. The exit-fr
 needs every work-item still in the loop: a group flag, set when the loop starts with all
 work-items' conditions true and cleared for good by the first generic pass.
 
-Kernels with `return` (finished work-items skip passes) and checked kernels (PYPLAT_CHECK) keep
-the generic passes only."""
+Kernels with `return` (finished work-items skip passes) keep the generic passes only. Checked
+kernels (PYPLAT_CHECK) have exit-free passes too: the pass lowers the same accesses again, with
+the same checks, and each such twin shares its site's slot (checks.CheckTable.twin_slot)."""
 from llvmlite import ir
 
 from .. import types as T
@@ -246,8 +247,7 @@ class ExitPlan:
 
 def plan(gen, n, body, cond, has_ivs):
     """An ExitPlan for lockstep loop n, or None where some pass must stay generic."""
-    if (not has_ivs or gen.track_returns or gen.defined is not None
-            or gen.check_frame is not None or cond is None):
+    if not has_ivs or gen.track_returns or cond is None:
         return None
     stmts = list(body.kids) if body.op == "block" else [body]
     top = None
