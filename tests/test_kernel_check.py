@@ -462,6 +462,30 @@ def test_global_races_found_and_not_invented():
            "work-group linear id 0, local linear id 3)" in found[0], found[0]
 
 
+
+def test_a_temporary_s_shadow_serves_the_next_buffer_of_its_size():
+    """pyopencl makes its reductions' and scans' temporaries anew at every call: a destroyed
+    buffer's race shadow is kept for the next buffer of the same size (core/check_shadows.py).
+    Its old tags invent no race on the new buffer, and a race on it is still found."""
+    p = run_script('''
+        from pyplat.core import check_shadows
+        G = cl.Program(ctx, %r).build()
+        first = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(N, np.int32))
+        print("first", status(G.same_item(q, (N,), (64,), first)), status(G.neighbours(q, (64,), (64,), first)))
+        used = list(check_shadows._shadows.values())
+        first.release()
+        second = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(N, np.int32))
+        print("second", status(G.same_item(q, (N,), (64,), second)), status(G.neighbours(q, (64,), (64,), second)))
+        print("reused", any(s in used for s in check_shadows._shadows.values()))
+        print("cross_group", status(G.cross_group(q, (N,), (64,), second)))
+    ''' % GLOBAL_RACES, {"PYPLAT_CHECK": "bounds,races", "PYPLAT_WORKERS": "1"})
+    out = p.stdout.split("\n")
+    for line in ("first 0 0", "second 0 0", "reused True", "cross_group -5"):
+        assert line in out, p.stdout
+    found = findings(p.stderr)
+    assert len(found) == 1 and "kernel 'cross_group'" in found[0], p.stderr
+
+
 WORD_RACES = r"""
 __kernel void add(__global const float *a, __global const float *b, __global float *c) {
     size_t i = get_global_id(0);
