@@ -184,11 +184,14 @@ def _word_race(table, g, frame, off, size, write, rel):
     def const(c):
         return I32(c) if lanes == 1 else ir.Constant(vt, [c] * lanes)
     e_v, id_v = splat(epoch), splat(me_id)
+    me = b.or_(b.shl(e_v, const(16)), id_v)
 
-    def others(t):              # lanes holding another work-item's tag of this epoch
-        ids = b.and_(t, const(0xFFFF))
-        return b.and_(b.icmp_unsigned("==", b.lshr(t, const(16)), e_v),
-                      b.and_(b.icmp_unsigned("!=", ids, const(0)), b.icmp_unsigned("!=", ids, id_v)))
+    def others(t):
+        # lanes holding another work-item's tag of this epoch: the tag differs from mine in the
+        # id's 16 bits only (0 < t ^ me < 2^16). No tag of this epoch has id 0: ids are local
+        # linear id + 1, and groups are smaller than 2^16 (device limits); cleared tags are of
+        # epoch 0, which is skipped (check_shadow.barrier).
+        return b.icmp_unsigned("<", b.sub(b.xor(t, me), const(1)), const(0xFFFF))
     w = check_global_races.tag_access(table, b.load(wp, typ=vt, align=4), ("local", "w"))
     w_other = others(w)
     # per lane: a writer's id | 1 << 16, else a reader's id (write only), else 0
@@ -196,7 +199,6 @@ def _word_race(table, g, frame, off, size, write, rel):
     if write:
         r = check_global_races.tag_access(table, b.load(rp, typ=vt, align=4), ("local", "r"))
         value = b.select(w_other, value, b.select(others(r), b.and_(r, const(0xFFFF)), const(0)))
-    me = b.or_(b.shl(e_v, const(16)), id_v)
     check_global_races.tag_access(table, b.store(me, wp if write else rp, align=4), ("local", "w" if write else "r"))
     if lanes > 1:
         value = b.call(check_global_races.reduce_umax(b, lanes), [value])
