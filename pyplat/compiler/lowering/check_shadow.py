@@ -105,7 +105,8 @@ def barrier(table, b, frame):
     b.store(phi, _word(b, frame, FR_EPOCH))
 
 
-def local_access(table, g, frame, p, size, base, site, write, atomic=False, stored=None, align=1, slots_at=None):
+def local_access(table, g, frame, p, size, base, site, write, atomic=False, stored=None, align=1, slots_at=None,
+                 racy=True):
     """The shadow checks of a __local access of `size` bytes at address p (an i64) that passed
     the bounds check; base: its object's address (offsets in findings), None: unknown. An
     atomic access only sets uninit's flags. Returns (undefined, race): undefined, for uninit's
@@ -113,7 +114,8 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
     check_defined.py), else None; race: (the conflict's key, its slot) for the caller to keep
     (check_global_races.keep) at the access's join, else None. stored: a store's value's
     shadow (not None: undefined where not 0). align: the address's known alignment; slots_at:
-    the frame word of the race slots (check_global_races)."""
+    the frame word of the race slots (check_global_races). racy: False where the access cannot
+    race (check_intervals.py): no race check."""
     kinds = table.mg.checks
     b = g.b
     lm = table._invariant(b.load(_word(b, frame, FR_LOCAL), typ=I64, align=8))
@@ -142,7 +144,7 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
             got = check_global_races.tag_access(table, b.load(flags, typ=width, align=1), ("local", "uninit"))
             undefined = b.icmp_unsigned("!=", got, ir.Constant(width, int("01" * size, 16)))
     race = None
-    if RACES in kinds and not atomic:
+    if RACES in kinds and not atomic and racy:
         slot = None
         if size % 4 == 0 and align >= 4 and size <= 16 and slots_at is not None:
             slot = check_global_races.new_slot(table, g, slots_at, site, size)

@@ -23,7 +23,7 @@ line, column, access, size, object) goes into the kernel's metadata.
 from llvmlite import ir
 
 from .. import abi
-from . import check_defined, check_global_races, check_shadow
+from . import check_defined, check_global_races, check_intervals, check_shadow
 from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
                            REC_GLOBAL_ID,
                            REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE,
@@ -81,6 +81,8 @@ class CheckTable:
                                        # being lowered leaves out (check_versions.py)
         self.race_private_sites = {}   # kernel name -> {argument: [window]} (check_private.py)
         self.race_written = {}         # kernel name -> {argument with a race-checked write}
+        self.race_free = {}            # kernel name -> ids of its __local access nodes that
+                                       # cannot race (check_intervals.py)
         self.global_race_scopes = None # (check_global_races.py) the tags' and frame's alias scopes,
         self.tag_array_scopes = None   # and the tag arrays'
 
@@ -226,6 +228,16 @@ class CheckTable:
             g.abuild.store(I64(0), a)
             registers.append(a)
         return registers[j]
+
+    def cannot_race(self, g, node):
+        """The __local access `node` of the kernel being lowered cannot race (check_intervals.py)."""
+        f = g.f
+        if node is None or not f.is_kernel or f in self.called_kernels:
+            return False
+        free = self.race_free.get(f.name)
+        if free is None:
+            free = self.race_free[f.name] = check_intervals.race_free_accesses(f)
+        return id(node) in free
 
     def exact(self, g, hint):
         """Whether an access outside the hinted object is outside every object: the hint is a
@@ -419,7 +431,7 @@ class CheckTable:
         if space == "local" and check_shadow.wanted(self.mg.checks):
             undefined, local_key = check_shadow.local_access(
                 self, g, frame, p, size, base if hint is not None else None, site, write, atomic, stored, align,
-                FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS)
+                FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS, racy=not self.cannot_race(g, node))
             race_key = local_key or race_key
         before = len(b.block.instructions)
         v = access_fn()

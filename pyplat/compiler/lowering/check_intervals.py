@@ -1,0 +1,231 @@
+"""PYPLAT_CHECK=races: the `__local` accesses whose race checks cannot find anything, found on
+the typed tree of a kernel before it is lowered (check_shadow.local_access leaves their race
+checks out; their bounds and uninit checks stay).
+
+A *closed interval* is a run of statements of one block strictly between two of its barrier
+statements, with no barrier in it (barrier-using helpers are inlined by then), and no return,
+goto, label or switch in it, and no break or continue of a loop around it. The group runs it
+between the same two barriers, and nothing else runs then: it is one epoch of the race check
+(check_shadow.py: every barrier starts the next one), whole.
+
+In a closed interval the accesses of one `__local` object cannot race when
+- none of them writes; or
+- each is an element of the object's innermost array dimension at index `get_local_id(0) + c`
+  (c the same constant >= 0 for all; a private variable set once to such a value counts), in a
+  kernel whose groups are X x 1 x 1 (reqd_work_group_size) with X + c at most the dimension's
+  length. Every element a work-item touches is then in a column of its own: an element inside
+  the object has one row and one column, and an index outside it fails the bounds check, so the
+  access is not made.
+
+An object that is used anywhere in the kernel other than by such a direct access (its address
+taken, a pointer variable set from it, an atomic, an async copy, a call) never qualifies: its
+bytes may then be reached by accesses this does not see.
+
+Found in pyopencl's scan (scan_lev1: the scan along k, the tree's steps, the copy out), where
+these checks were most of the race check's cost on `__local` memory.
+"""
+from .barrier_tree import has_barrier, walk
+
+_JUMPS_OUT = ("return", "goto", "label", "switch", "case", "default")
+_USES = ("load", "assign", "cassign", "incdec")
+
+
+def race_free_accesses(k):
+    """ids of the nodes of kernel k's `__local` accesses (every node of each access's chain,
+    from the object's variable up) whose race checks can be left out."""
+    objects = set(k.local_vars) | {p for p, info in zip(k.params, k.param_info)
+                                   if p.type.is_pointer and info["addrspace"] == "local"}
+    if not objects or k.body is None:
+        return frozenset()
+    lid_vars = _local_id_variables(k.body)
+    occurrences, escaped = {}, set()           # id(var node) -> _Access; objects used otherwise
+
+    def visit(n, path):
+        if n is None or not hasattr(n, "op"):
+            return
+        if n.op == "var" and n.val in objects:
+            a = _classify(n, path, lid_vars)
+            if a is None:
+                escaped.add(n.val)
+            else:
+                occurrences[id(n)] = a
+            return
+        path.append(n)
+        for x in n.kids:
+            visit(x, path)
+        path.pop()
+    visit(k.body, [])
+    width = k.reqd[0] if tuple(k.reqd[1:]) == (1, 1) and k.reqd[0] > 0 else None
+    free = set()
+    memo = {}
+    for interval in _closed_intervals(k.body, memo):
+        by_object = {}
+        for s in interval:
+            walk(s, lambda x: by_object.setdefault(x.val, []).append(occurrences[id(x)])
+                 if x.op == "var" and id(x) in occurrences else None)
+        for obj, accesses in by_object.items():
+            if obj in escaped:
+                continue
+            if not any(a.write for a in accesses) or _same_private_column(accesses, width):
+                for a in accesses:
+                    free.update(a.chain)
+    return frozenset(free)
+
+
+class _Access:
+    __slots__ = ("chain", "write", "column", "length")
+
+    def __init__(self, chain, write, column, length):
+        self.chain, self.write, self.column, self.length = chain, write, column, length
+
+
+def _same_private_column(accesses, width):
+    if width is None:
+        return False
+    cs = {a.column for a in accesses}
+    if len(cs) != 1 or None in cs:
+        return False
+    c = cs.pop()
+    # (length 0: one index, the object's own elements, distinct for distinct local ids)
+    return c >= 0 and all(a.length == 0 or (a.length is not None and width + c <= a.length) for a in accesses)
+
+
+def _classify(var, path, lid_vars):
+    """The access a use of a `__local` object's variable makes (path: its ancestors, root
+    first), or None where the use is not a direct access."""
+    chain = [id(var)]
+    at = [len(path) - 1]
+    node = var
+
+    def up(op, same_type=False):
+        """Step to the parent if it is `op` with node as its first operand."""
+        if at[0] < 0:
+            return None
+        parent = path[at[0]]
+        if parent.op != op or not parent.kids or parent.kids[0] is not node:
+            return None
+        if same_type and not (parent.type is not None and node.type is not None and parent.type.is_pointer
+                              and node.type.is_pointer and parent.type.pointee.key == node.type.pointee.key):
+            return None                             # (a cast to another pointee: not followed)
+        chain.append(id(parent))
+        at[0] -= 1
+        return parent
+    if var.val.type.is_pointer:                     # a __local pointer argument: its value
+        node = up("load")
+        if node is None:
+            return None
+    column, length, dims = None, None, 0
+    while node.type is not None and (node.type.is_array or node.type.is_pointer):
+        count = node.type.count if node.type.is_array else None
+        if node.type.is_array:                      # (an array decays to a pointer into it)
+            node = up("decay")
+            if node is None:
+                return None
+        node = up("conv", same_type=True) or node
+        index = up("index")
+        if index is None:
+            deref = up("deref") if count is None else None
+            if deref is None:
+                return None
+            node, column, dims = deref, None, dims + 1
+            continue
+        node, column, length, dims = index, _column(index.kids[1], lid_vars), count, dims + 1
+    while True:                                     # (parts of the element)
+        part = next((up(op) for op in ("member", "vindex", "swz")
+                     if at[0] >= 0 and path[at[0]].op == op), None)
+        if part is None:
+            break
+        if part.op == "member" and part.val[1]:     # (`->`: through a pointer in the element)
+            return None
+        node = part
+    if at[0] < 0:
+        return None
+    use = path[at[0]]
+    if use.op not in _USES or use.kids[0] is not node:
+        return None
+    return _Access(chain, use.op != "load", column, length if dims > 1 else 0)
+
+
+def _column(e, lid_vars):
+    """c where e is get_local_id(0) + c (c a constant; through conversions and variables set
+    once to such a value), else None."""
+    while e is not None and e.op == "conv":
+        e = e.kids[0]
+    if e is None:
+        return None
+    if e.op == "builtin" and e.val == "get_local_id":
+        return 0 if _is_zero(e.kids[0]) else None
+    if e.op == "load" and e.kids[0].op == "var":
+        return lid_vars.get(e.kids[0].val)
+    if e.op == "bin" and e.val == "+" and len(e.kids) == 2:
+        for x, y in (e.kids, e.kids[::-1]):
+            c, k = _column(x, lid_vars), _constant(y)
+            if c is not None and k is not None:
+                return c + k
+    return None
+
+
+def _constant(e):
+    while e is not None and e.op == "conv":
+        e = e.kids[0]
+    return e.val if e is not None and e.op == "const" and isinstance(e.val, int) else None
+
+
+def _is_zero(e):
+    return _constant(e) == 0
+
+
+def _local_id_variables(body):
+    """{private variable: c} for the variables declared as get_local_id(0) + c and never
+    assigned, incremented or taken the address of."""
+    decls, changed = {}, set()
+
+    def visit(n):
+        if n.op == "decl" and n.kids and n.kids[0] is not None:
+            decls[n.val] = None if n.val in decls else n.kids[0]
+        elif n.op in ("assign", "cassign", "incdec", "addr") and n.kids and n.kids[0] is not None \
+                and n.kids[0].op == "var":
+            changed.add(n.kids[0].val)
+    walk(body, visit)
+    found = {}
+    for v, init in decls.items():           # (a variable set from another one: in order)
+        if init is not None and v not in changed and getattr(v, "storage", None) == "private":
+            c = _column(init, found)
+            if c is not None:
+                found[v] = c
+    return found
+
+
+def _closed_intervals(n, memo):
+    """The closed intervals (lists of statements) of the statement tree n."""
+    if n is None or not hasattr(n, "op"):
+        return
+    if n.op == "block":
+        bars = [i for i, x in enumerate(n.kids) if x is not None and x.op == "barrier"]
+        for i, j in zip(bars, bars[1:]):
+            run = [x for x in n.kids[i + 1:j] if x is not None]
+            if run and all(_closed(x, memo) for x in run):
+                yield run
+    if n.op in ("block", "if", "for", "while", "do"):
+        for x in n.kids:
+            if x is not None and hasattr(x, "op") and has_barrier(x, memo):
+                yield from _closed_intervals(x, memo)
+
+
+def _closed(s, memo):
+    """Statement s runs with no barrier and leaves only at its end."""
+    if has_barrier(s, memo):
+        return False
+    ok = [True]
+
+    def visit(x, loops):
+        if x is None or not hasattr(x, "op") or not ok[0]:
+            return
+        if x.op in _JUMPS_OUT or (x.op in ("break", "continue") and loops == 0):
+            ok[0] = False
+            return
+        inner = loops + (x.op in ("for", "while", "do"))
+        for k in x.kids:
+            visit(k, inner)
+    visit(s, 0)
+    return ok[0]

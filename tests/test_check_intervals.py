@@ -1,0 +1,197 @@
+"""PYPLAT_CHECK=races: `__local` accesses left without race checks where a barrier interval
+cannot race (lowering/check_intervals.py). Which accesses qualify, on the typed tree; and races
+that look close to those, still found when the kernel runs."""
+import pytest
+
+from pyplat.compiler import driver, frontend
+from pyplat.compiler.lowering import check_intervals
+from pyplat.compiler.lowering.barrier_tree import walk
+
+from test_kernel_check import PRELUDE, findings
+
+pytest.importorskip("pyopencl")
+
+SOURCE = r"""
+#define WG 16
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void columns(__global int *out) {
+    __local int t[4][WG + 1];
+    __local int spread[64];
+    uint lid = get_local_id(0);
+    t[0][lid] = (int)lid;                     /* first: not closed (kernel start) */
+    spread[lid] = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int s = t[0][lid];                        /* closed: one column each */
+    for (int r = 1; r < 4; r++) {
+        s += t[r - 1][lid];
+        t[r][lid] = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int a = t[3][lid] + t[2][(lid + 1) % WG]; /* closed, reads only */
+    int b = spread[lid];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    t[1][lid + 1] = a;                        /* closed: two columns (c 1 and 0) */
+    t[2][lid] = b;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[1][lid];        /* last: not closed */
+}
+__kernel void no_size(__global int *out) {
+    __local int t[64];
+    size_t lid = get_local_id(0);
+    t[lid] = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    t[lid] += 1;                              /* closed, but the group's shape is not known */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[lid];
+}
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void escaped(__global int *out) {
+    __local int t[WG];
+    __local int *p = t;
+    uint lid = get_local_id(0);
+    t[lid] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    t[lid] = 1;                               /* closed, but t is reached through p too */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = p[lid];
+}
+"""
+
+
+def kernels():
+    got = []
+    real = frontend.Frontend.run
+
+    def capture(self):
+        ks = real(self)
+        got.extend(ks)
+        return ks
+    frontend.Frontend.run = capture
+    try:
+        r = driver.build(SOURCE, use_cache=False)
+    finally:
+        frontend.Frontend.run = real
+    assert r.ok, r.log
+    return {k.name: k for k in got}
+
+
+def free_lines(k):
+    """Source lines of k's uses of `__local` variables: {line: all free of race checks}."""
+    free = check_intervals.race_free_accesses(k)
+    lines = {}
+
+    def visit(n):
+        if n.op == "var" and n.val in set(k.local_vars):
+            lines.setdefault(n.cur.location.line, []).append(id(n) in free)
+    walk(k.body, visit)
+    return {line: all(v) for line, v in lines.items()}
+
+
+def line(text):
+    return next(i for i, s in enumerate(SOURCE.split("\n"), 1) if text in s)
+
+
+def test_which_accesses_leave_out_their_race_checks():
+    ks = kernels()
+    lines = free_lines(ks["columns"])
+    for text, free in (("t[0][lid] = (int)lid;", False), ("spread[lid] = 1;", False),
+                       ("int s = t[0][lid];", True), ("s += t[r - 1][lid];", True), ("t[r][lid] = s;", True),
+                       ("int a = t[3][lid]", True), ("int b = spread[lid];", True),
+                       ("t[1][lid + 1] = a;", False), ("t[2][lid] = b;", False),
+                       ("out[get_global_id(0)] = t[1][lid];", False)):
+        assert lines[line(text)] is free, (text, lines)
+    assert not any(free_lines(ks["no_size"]).values())
+    assert not any(free_lines(ks["escaped"]).values())
+
+
+RACES = r"""
+__kernel __attribute__((reqd_work_group_size(16, 1, 1)))
+void columns_overlap(__global int *out) {
+    __local int t[4][8];                      /* 16 work-items, rows of 8: lid 8 is row 1's lid 0 */
+    uint lid = get_local_id(0);
+    t[lid / 8][lid % 8] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    t[0][lid] = 1;
+    t[1][lid] = 2;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[0][lid % 8];
+}
+__kernel __attribute__((reqd_work_group_size(8, 8, 1)))
+void rows_share_columns(__global int *out) {
+    __local int t[8];
+    size_t x = get_local_id(0);
+    t[x] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    t[x] = (int)get_local_id(1);             /* 8 work-items per element */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0) + 8 * get_global_id(1)] = t[x];
+}
+__kernel __attribute__((reqd_work_group_size(16, 1, 1)))
+void neighbour(__global int *out) {
+    __local int t[17];
+    uint lid = get_local_id(0);
+    t[lid] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    t[lid] = 1;
+    t[lid + 1] += 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[lid];
+}
+__kernel __attribute__((reqd_work_group_size(16, 1, 1)))
+void through_pointer(__global int *out) {
+    __local int t[16];
+    __local int *p = t + 1;
+    uint lid = get_local_id(0);
+    t[lid] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    t[lid] = 1;
+    if (lid < 15) p[lid] = 2;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[lid];
+}
+__kernel __attribute__((reqd_work_group_size(16, 1, 1)))
+void private_columns(__global int *out) {
+    __local int t[4][17];
+    uint lid = get_local_id(0);
+    t[0][lid] = (int)lid;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = 1; r < 4; r++)
+        t[r][lid] = t[r - 1][lid] + 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[3][15 - lid];
+}
+"""
+
+
+@pytest.mark.parametrize("kernel,size,expected", [
+    ("columns_overlap", (16,), "write after another work-item's write of 4 bytes at offset 60 of __local variable "
+     "'t' (128 bytes) (other work-item: local linear id 7,"),
+    ("rows_share_columns", (8, 8), "write after another work-item's write of 4 bytes at offset "),
+    ("neighbour", (16,), "of 4 bytes at offset "),
+    ("through_pointer", (16,), "write after another work-item's write of 4 bytes at offset "),
+    ("private_columns", (16,), None),
+])
+def test_races_next_to_the_left_out_checks_are_found(kernel, size, expected):
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    body = textwrap.dedent('''
+        P = cl.Program(ctx, %r).build()
+        out = cl.Buffer(ctx, mf.READ_WRITE, 4 * 64)
+        ev = P.%s(q, %r, %r, out)
+        print("status", status(ev))
+        r = np.empty(16, np.int32); cl.enqueue_copy(q, r, out)
+        print("first", ",".join(str(int(x)) for x in r))
+    ''' % (RACES, kernel, size, size))
+    env = dict(os.environ, PYPLAT_CHECK="bounds,races", PYPLAT_CACHE_DIR="off")
+    p = subprocess.run([sys.executable, "-c", PRELUDE + body], capture_output=True, text=True, timeout=300,
+                       env=env, cwd="/")
+    assert p.returncode == 0, p.stderr[-3000:]
+    found = findings(p.stderr)
+    if expected is None:
+        assert found == [] and "status 0" in p.stdout, p.stdout + p.stderr
+        assert "first " + ",".join(str(3 + 15 - i) for i in range(16)) in p.stdout, p.stdout
+        return
+    assert len(found) == 1 and "data race" in found[0] and expected in found[0], p.stderr
+    assert f"kernel '{kernel}'" in found[0], found[0]
