@@ -7,6 +7,8 @@ through the C API, and against PoCL through pyopencl where PoCL is installed.
 * The optional 3.0 features PyPlat does not report (pipes, SVM, images, IL programs, sub-groups,
   on-device queues, program-scope destructors) answer with the spec's codes (test_api
   consistency_*).
+* clEnqueueNDRangeKernel with a NULL global_work_size is a zero-sized launch, as from OpenCL 2.1
+  (a newer CTS: test_api zero_sized_enqueue, test_profiling profiling_timebase).
 """
 import ctypes
 import json
