@@ -404,7 +404,8 @@ def _value_cases(name, args):
     if name == "clEnqueueNDRangeKernel":
         add("work_dim", "0", ("int", 0), {E.CL_INVALID_WORK_DIMENSION})
         add("work_dim", "4", ("int", 4), {E.CL_INVALID_WORK_DIMENSION})
-        add("global_work_size", "NULL", ("int", 0), {V, E.CL_INVALID_GLOBAL_WORK_SIZE})
+        # NULL: a zero-sized launch from 2.1 on (CL_SUCCESS); the error it was is deprecated
+        add("global_work_size", "NULL", ("int", 0), {E.CL_SUCCESS, E.CL_INVALID_GLOBAL_WORK_SIZE})
         add("local_work_size", "3 of 4", ("sizes", 3), {E.CL_INVALID_WORK_GROUP_SIZE})
     if name == "clCreateSubBuffer":
         add("buffer_create_type", "out of range", ("int", BAD_ENUM), {V})

@@ -7,6 +7,8 @@ through the C API, and against PoCL through pyopencl where PoCL is installed.
 * The optional 3.0 features PyPlat does not report (pipes, SVM, images, IL programs, sub-groups,
   on-device queues, program-scope destructors) answer with the spec's codes (test_api
   consistency_*).
+* clEnqueueNDRangeKernel with a NULL global_work_size is a zero-sized launch, as from OpenCL 2.1
+  (a newer CTS: test_api zero_sized_enqueue, test_profiling profiling_timebase).
 """
 import ctypes
 import json
@@ -253,3 +255,45 @@ def test_images_il_subgroups_device_queues_and_destructors_are_refused(env, kern
     callback = ctypes.CFUNCTYPE(None, ctypes.c_size_t, ctypes.c_void_p)(lambda p, u: None)
     assert CL.clSetProgramReleaseCallback(prog, ctypes.cast(callback, ctypes.c_void_p).value, 0) \
         == cl.CL_INVALID_OPERATION
+
+
+# --- a NULL global work size (a newer CTS: test_api zero_sized_enqueue, test_profiling
+# profiling_timebase) -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("work_dim", [1, 2, 3])
+def test_a_null_global_work_size_is_a_zero_sized_launch(env, kernel, work_dim):
+    """OpenCL 2.1 on: "If global_work_size is NULL, or the value in any passed dimension is 0
+    then the kernel command will trivially succeed after its event dependencies are satisfied"
+    (CL_INVALID_GLOBAL_WORK_SIZE for it is deprecated). A kernel command with an event, run after
+    its waits, writing nothing."""
+    ctx, _, q = env
+    _, k = kernel
+    zeros = np.zeros(16, np.int32)
+    buf = make_buffer(ctx, zeros.nbytes, cl.CL_MEM_COPY_HOST_PTR, zeros)
+    assert CL.clSetKernelArg(k, 0, ctypes.sizeof(ctypes.c_size_t), addr(ctypes.c_size_t(buf))) == 0
+    e = err()
+    gate = CL.clCreateUserEvent(ctx, addr(e))
+    assert e.value == 0
+    waits = (ctypes.c_size_t * 1)(gate)
+    ev = ctypes.c_size_t()
+    assert CL.clEnqueueNDRangeKernel(q, k, work_dim, 0, 0, 0, 1, addr(waits), addr(ev)) == cl.CL_SUCCESS
+    kind, status = ctypes.c_uint32(), ctypes.c_int32()
+    assert CL.clGetEventInfo(ev.value, cl.CL_EVENT_COMMAND_TYPE, 4, addr(kind), 0) == 0
+    assert kind.value == cl.CL_COMMAND_NDRANGE_KERNEL
+    CL.clFlush(q)
+    assert CL.clGetEventInfo(ev.value, cl.CL_EVENT_COMMAND_EXECUTION_STATUS, 4, addr(status), 0) == 0
+    assert status.value > cl.CL_COMPLETE                 # (behind the user event)
+    assert CL.clSetUserEventStatus(gate, cl.CL_COMPLETE) == 0
+    assert CL.clWaitForEvents(1, addr(ev)) == cl.CL_SUCCESS
+    # a local size is still checked against the device; one that divides nothing is fine
+    local = (ctypes.c_size_t * 3)(1, 1, 1)
+    assert CL.clEnqueueNDRangeKernel(q, k, work_dim, 0, 0, addr(local), 0, 0, 0) == cl.CL_SUCCESS
+    huge = (ctypes.c_size_t * 3)(1 << 40, 1, 1)
+    assert CL.clEnqueueNDRangeKernel(q, k, work_dim, 0, 0, addr(huge), 0, 0, 0) in (
+        cl.CL_INVALID_WORK_GROUP_SIZE, cl.CL_INVALID_WORK_ITEM_SIZE)
+    assert CL.clEnqueueNDRangeKernel(q, k, 4, 0, 0, 0, 0, 0, 0) == cl.CL_INVALID_WORK_DIMENSION
+    assert CL.clFinish(q) == 0
+    assert read(q, buf, zeros.nbytes, np.int32).tolist() == [0] * 16
+    for obj in (ev.value, gate):
+        CL.clReleaseEvent(obj)
+    CL.clReleaseMemObject(buf)

@@ -7,7 +7,8 @@
 #   BUILD_DIR     default /tmp/cts-build; sources are unpacked into BUILD_DIR/src.
 #   TARGET...     default: the binaries tools/cts.py runs (see docs/conformance.md).
 # env: CTS_REF (default v2023-12-12-00), HEADERS_REF (default v2023.12.14), JOBS (default 2),
-#      NICE (default 5).
+#      NICE (default 5), CMAKE_ARGS (more configure arguments, e.g. newer CTS tags need
+#      -DSPIRV_INCLUDE_DIR=<a KhronosGroup/SPIRV-Headers tree>).
 # Needs cmake, a C/C++ compiler and ocl-icd-opencl-dev (libOpenCL.so in /usr/lib/<triplet>).
 set -eu
 
@@ -75,9 +76,10 @@ if [ ! -e "$LIBDIR/libOpenCL.so" ]; then
     exit 1
 fi
 
+# shellcheck disable=SC2086
 cmake -S "$CTS_SRC" -B "$BUILD/build" \
     -DCL_INCLUDE_DIR="$HDR_SRC" -DCL_LIB_DIR="$LIBDIR" -DOPENCL_LIBRARIES=OpenCL \
-    -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
 for t in $TARGETS; do
     nice -n "$NICE" cmake --build "$BUILD/build" --target "$t" -j "$JOBS"
 done

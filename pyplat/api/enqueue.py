@@ -518,6 +518,11 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
                            local_work_size, num_events_in_wait_list, event_wait_list, event):
     queue = lookup_queue(command_queue)
     k = lookup_kernel(kernel)
+    if not global_work_size and 1 <= work_dim <= 3:
+        # OpenCL 2.1 on: a NULL global size is a zero-sized launch, which "will trivially
+        # succeed after its event dependencies are satisfied" (the error it was is deprecated)
+        no_work_items = (ctypes.c_size_t * 3)()
+        global_work_size = ctypes.addressof(no_work_items)
     if queue.device.compiler_target is not None:           # a device running code of its own
         _launch_checks(queue, k, work_dim, global_work_size)
         global_size, local, offset, empty = _geometry(k, queue.device, work_dim, global_work_offset,
@@ -547,6 +552,7 @@ def _launch_checks(queue, k, work_dim, global_work_size):
     check(k.program.built_for(queue.device), cl.CL_INVALID_PROGRAM_EXECUTABLE,
           "no program executable for the queue's device")
     check(1 <= work_dim <= 3, cl.CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3")
+    # (the entry makes a NULL global size zero-sized first; prime_ndrange leaves it to the entry)
     check(global_work_size, cl.CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL")
     check(k.all_args_set, cl.CL_INVALID_KERNEL_ARGS, "not every kernel argument has been set")
     released = k.released_arg()
