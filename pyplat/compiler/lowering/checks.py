@@ -368,10 +368,18 @@ class CheckTable:
             if hint[0] == "global":
                 base, limit = b.ptrtoint(hint[1], I64), I64(hint[2])
             else:
-                at = FR_OBJECTS + 3 * hint[1]
-                # written once per group before any access: loads LLVM may hoist out of loops
-                base = self._invariant(b.load(_i64p(b, frame, at), typ=I64, align=8))
-                limit = self._invariant(b.load(_i64p(b, frame, at + 1), typ=I64, align=8))
+                key = self._objects_of(g.f)[hint[1]][0]
+                if getattr(key, "storage", None) == "local" and key.type.size:
+                    # a __local variable: its place and size are the kernel's own, so the offset is
+                    # the access's own index arithmetic, which LLVM may prove in range (the scan's
+                    # `t[k][lid]` in a loop over k < K, groups of a required size: no check left)
+                    base = b.ptrtoint(b.gep(g.local_mem(), [I64(key.index)], inbounds=True, source_etype=ir.IntType(8)), I64)
+                    limit = I64(key.type.size)
+                else:
+                    at = FR_OBJECTS + 3 * hint[1]
+                    # written once per group before any access: loads LLVM may hoist out of loops
+                    base = self._invariant(b.load(_i64p(b, frame, at), typ=I64, align=8))
+                    limit = self._invariant(b.load(_i64p(b, frame, at + 1), typ=I64, align=8))
             off = b.sub(p, base)
             # off + size <= limit without overflow, in one compare per access: limit - size and
             # whether the object holds `size` bytes at all do not change in a loop (hoisted)
