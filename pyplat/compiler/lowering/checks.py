@@ -330,6 +330,26 @@ class CheckTable:
         self.sites.append([fname, line, col, access, size, name, space])
         return len(self.sites) - 1
 
+    def object_range(self, g, hint, frame=None):
+        """(address, size) of the object a provenance hint names, as i64 values."""
+        b = g.b
+        if hint[0] == "global":
+            return b.ptrtoint(hint[1], I64), I64(hint[2])
+        key = self._objects_of(g.f)[hint[1]][0]
+        if getattr(key, "storage", None) == "local" and key.type.size:
+            # a __local variable: its place and size are the kernel's own, so the offset is the
+            # access's own index arithmetic, which LLVM may prove in range (the scan's `t[k][lid]`
+            # in a loop over k < K, groups of a required size: no check left)
+            return (b.ptrtoint(b.gep(g.local_mem(), [I64(key.index)], inbounds=True, source_etype=ir.IntType(8)),
+                               I64), I64(key.type.size))
+        if frame is None:
+            frame = self._invariant(b.load(b.gep(g.wi, [I32(0), I32(WI_FRAME)], inbounds=True, source_etype=WI_TYPE),
+                                           typ=PTR, align=8))
+        at = FR_OBJECTS + 3 * hint[1]
+        # written once per group before any access: loads LLVM may hoist out of loops
+        return (self._invariant(b.load(_i64p(b, frame, at), typ=I64, align=8)),
+                self._invariant(b.load(_i64p(b, frame, at + 1), typ=I64, align=8)))
+
     def twin_slot(self, slots, site, site_of=lambda s: s):
         """The index of a slot already kept for an access with the same site entry (one access
         lowered twice: a lockstep loop's exit-free and generic passes), or None. The twins share
@@ -365,26 +385,15 @@ class CheckTable:
             race = check_global_races.prepare(self, g, frame, races_at, hint, node, size, write)
             ok_bb = fn.append_basic_block("check.global") if race is not None else do_bb
         if hint is not None:
-            if hint[0] == "global":
-                base, limit = b.ptrtoint(hint[1], I64), I64(hint[2])
-            else:
-                key = self._objects_of(g.f)[hint[1]][0]
-                if getattr(key, "storage", None) == "local" and key.type.size:
-                    # a __local variable: its place and size are the kernel's own, so the offset is
-                    # the access's own index arithmetic, which LLVM may prove in range (the scan's
-                    # `t[k][lid]` in a loop over k < K, groups of a required size: no check left)
-                    base = b.ptrtoint(b.gep(g.local_mem(), [I64(key.index)], inbounds=True, source_etype=ir.IntType(8)), I64)
-                    limit = I64(key.type.size)
-                else:
-                    at = FR_OBJECTS + 3 * hint[1]
-                    # written once per group before any access: loads LLVM may hoist out of loops
-                    base = self._invariant(b.load(_i64p(b, frame, at), typ=I64, align=8))
-                    limit = self._invariant(b.load(_i64p(b, frame, at + 1), typ=I64, align=8))
+            base, limit = self.object_range(g, hint, frame)
             off = b.sub(p, base)
-            # off + size <= limit without overflow, in one compare per access: limit - size and
-            # whether the object holds `size` bytes at all do not change in a loop (hoisted)
-            inside = b.and_(b.icmp_unsigned("<=", off, b.sub(limit, I64(size))),
-                            b.icmp_unsigned("<=", I64(size), limit))
+            if node is not None and id(node) in getattr(g, "in_range", ()):
+                inside = I1(1)          # (tested for the whole pass at group level: lockstep_ranges)
+            else:
+                # off + size <= limit without overflow, in one compare per access: limit - size
+                # and whether the object holds `size` bytes at all do not change in a loop (hoisted)
+                inside = b.and_(b.icmp_unsigned("<=", off, b.sub(limit, I64(size))),
+                                b.icmp_unsigned("<=", I64(size), limit))
             slots = self.site_slots.setdefault(g.f.name, []) if g.f.is_kernel else None
             twin = self.twin_slot(slots, site) if slots is not None else None
             if self.exact(g, hint) and slots is not None and (twin is not None or len(slots) < SITE_SLOTS):

@@ -17,11 +17,14 @@ work-items' conditions true and cleared for good by the first generic pass.
 
 Kernels with `return` (finished work-items skip passes) keep the generic passes only. Checked
 kernels (PYPLAT_CHECK) have exit-free passes too: the pass lowers the same accesses again, with
-the same checks, and each such twin shares its site's slot (checks.CheckTable.twin_slot)."""
+the same checks, and each such twin shares its site's slot (checks.CheckTable.twin_slot); an
+access whose address is affine in the local id 0 is bounds-checked once for the whole pass, at
+group level, and the pass is exit-free only where it is inside (lockstep_ranges.py)."""
 from llvmlite import ir
 
 from .. import types as T
 from ..tree import Node
+from . import lockstep_ranges
 from .barrier_tree import walk
 from .irbuild import I1, I64, WI_LID, WI_SLOTS_TYPE
 
@@ -56,6 +59,7 @@ class ExitPlan:
         self.all_in = None     # group flag (i1): every work-item is still in the loop
         self._memo = {}        # values computed before the loop (prepare) or earlier in predict()
         self.ends = None       # the first and the last local id 0
+        self.ranged = []       # checked accesses whose whole pass is tested at once (lockstep_ranges)
 
     # ------------------------------------------------------------------ analysis
     def affine(self, e, in_start=False):
@@ -233,6 +237,7 @@ class ExitPlan:
             for lid in (first, last):
                 leave, ok = self._test(self.top, lid, trip)
                 fast = b.and_(fast, b.and_(ok, b.not_(leave)))
+        fast = b.and_(fast, lockstep_ranges.all_inside(self, self.ranged, trip))
         nxt = b.add(trip, I64(1))
         stay0, ok0 = self._test(self.cond, first, nxt)
         stay1, ok1 = self._test(self.cond, last, nxt)
@@ -261,5 +266,6 @@ def plan(gen, n, body, cond, has_ivs):
     p = ExitPlan(gen, n, top, stmts, cond)
     if exits or (top is not None and not p.predictable(top)) or not p.predictable(cond):
         return None
+    p.ranged = lockstep_ranges.ranged_accesses(p)
     return p
 

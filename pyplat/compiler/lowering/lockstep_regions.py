@@ -71,7 +71,9 @@ def lockstep_loop(gen, n, flag):
     def exit_free_iteration():
         """No flag, no exit test: every work-item is in the loop and stays (predict)."""
         advance()
+        gen.in_range = {id(a[0]) for a in exitfree.ranged}     # (tested for the pass: lockstep_ranges)
         gen.stmt(exitfree.body())
+        gen.in_range = ()
         if inc is not None:
             gen.stmt(Node("expr", kids=[inc], cur=inc.cur))
 
