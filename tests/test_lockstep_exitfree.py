@@ -240,3 +240,20 @@ def test_exit_free_pass_vectorises_without_masks():
     clean = [b for b in blocks if re.search(r"load <\d+ x float>", b) and re.search(r"fadd <\d+ x float>", b)
              and "masked" not in b and not re.search(r"select <|icmp \w+ <", b)]
     assert clean
+
+
+def test_checked_exit_free_pass_tests_its_bounds_once(monkeypatch):
+    """PYPLAT_CHECK=bounds (lowering/lockstep_ranges.py): `x[i]` of an exit-free pass is
+    bounds-checked for the whole pass at group level, so the pass's vector loop is the
+    unchecked one's (plain loads and adds, no mask, select or compare)."""
+    import re
+    from pyplat.compiler import jit
+    monkeypatch.setenv("PYPLAT_CHECK", "bounds")
+    src = STAGE1.replace("const int *x", "const float *x").replace("int acc", "float acc") \
+        .replace(" + (int)s", "").replace("__local int", "__local float").replace("__global int *out", "__global float *out")
+    r = fresh(src)
+    assert "ls.exitfree" in r.llvm_ir and "__pyplat_check" in r.llvm_ir
+    blocks = re.split(r"\n(?=[\w.\-]+:)", jit.optimised_ir(r.llvm_ir))
+    clean = [b for b in blocks if re.search(r"load <\d+ x float>", b) and re.search(r"fadd <\d+ x float>", b)
+             and "masked" not in b and not re.search(r"select <|icmp \w+ <|umax", b)]
+    assert clean
