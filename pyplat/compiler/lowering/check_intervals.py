@@ -17,6 +17,13 @@ In a closed interval the accesses of one `__local` object cannot race when
   the object has one row and one column, and an index outside it fails the bounds check, so the
   access is not made.
 
+More generally, where every access has such a column c and a number n of work-items that can
+reach it (X, or B under an `if (get_local_id(0) < B)`), the accesses cannot race when any two
+of different columns, one of them a write, cover disjoint ranges [c, c + n): pyopencl's
+reduction tree, `if (lid < 512) t[lid] = t[lid] + t[lid + 512]`. Without reqd_work_group_size
+that holds only in groups of one row (local sizes 1 in dimensions 1 and 2): those accesses
+keep a race check that runs only in other groups (`ONE_ROW`, check_shadow.local_access).
+
 An object that is used anywhere in the kernel other than by such a direct access (its address
 taken, a pointer variable set from it, an atomic, an async copy, a call) never qualifies: its
 bytes may then be reached by accesses this does not see.
@@ -30,13 +37,17 @@ _JUMPS_OUT = ("return", "goto", "label", "switch", "case", "default")
 _USES = ("load", "assign", "cassign", "incdec")
 
 
+ONE_ROW = "one row"          # free of races in groups of one row only
+
+
 def race_free_accesses(k):
-    """ids of the nodes of kernel k's `__local` accesses (every node of each access's chain,
-    from the object's variable up) whose race checks can be left out."""
+    """{id of a node of kernel k's `__local` accesses (every node of each access's chain, from
+    the object's variable up): True where its race check can be left out, ONE_ROW where it can
+    in groups whose local sizes in dimensions 1 and 2 are 1}."""
     objects = set(k.local_vars) | {p for p, info in zip(k.params, k.param_info)
                                    if p.type.is_pointer and info["addrspace"] == "local"}
     if not objects or k.body is None:
-        return frozenset()
+        return {}
     lid_vars = _local_id_variables(k.body)
     occurrences, escaped = {}, set()           # id(var node) -> _Access; objects used otherwise
 
@@ -56,7 +67,7 @@ def race_free_accesses(k):
         path.pop()
     visit(k.body, [])
     width = k.reqd[0] if tuple(k.reqd[1:]) == (1, 1) and k.reqd[0] > 0 else None
-    free = set()
+    free = {}
     memo = {}
     for interval in _closed_intervals(k.body, memo):
         by_object = {}
@@ -66,28 +77,45 @@ def race_free_accesses(k):
         for obj, accesses in by_object.items():
             if obj in escaped:
                 continue
-            if not any(a.write for a in accesses) or _same_private_column(accesses, width):
-                for a in accesses:
-                    free.update(a.chain)
-    return frozenset(free)
+            if not any(a.write for a in accesses):
+                how = True
+            elif _disjoint_columns(accesses, width):
+                how = True if width is not None else ONE_ROW
+            else:
+                continue
+            for a in accesses:
+                free.update(dict.fromkeys(a.chain, how))
+    return free
 
 
 class _Access:
-    __slots__ = ("chain", "write", "column", "length")
+    __slots__ = ("chain", "write", "column", "length", "bound")
 
-    def __init__(self, chain, write, column, length):
+    def __init__(self, chain, write, column, length, bound):
         self.chain, self.write, self.column, self.length = chain, write, column, length
+        self.bound = bound          # work-items that can reach it (an `if (lid < B)` around), or None
 
 
-def _same_private_column(accesses, width):
-    if width is None:
-        return False
-    cs = {a.column for a in accesses}
-    if len(cs) != 1 or None in cs:
-        return False
-    c = cs.pop()
-    # (length 0: one index, the object's own elements, distinct for distinct local ids)
-    return c >= 0 and all(a.length == 0 or (a.length is not None and width + c <= a.length) for a in accesses)
+def _disjoint_columns(accesses, width):
+    """Every access is at a column get_local_id(0) + c reached by n work-items (n: the guard's
+    bound, or the group's width; None: not known), and any two of different columns, one a
+    write, cover disjoint ranges [c, c + n) (within the row, for arrays of rows)."""
+    spans = []
+    for a in accesses:
+        if a.column is None:
+            return False
+        n = a.bound if width is None else width if a.bound is None else min(a.bound, width)
+        if a.length and (n is None or a.column < 0 or a.column + n > a.length):
+            return False
+        spans.append((a.column, n, a.write))
+    for i, (c, n, w) in enumerate(spans):
+        for c2, n2, w2 in spans[i + 1:]:
+            if c == c2 or not (w or w2):
+                continue
+            lo, n_lo, hi = (c, n, c2) if c < c2 else (c2, n2, c)
+            if n_lo is None or lo + n_lo > hi:
+                return False
+    return True
 
 
 def _classify(var, path, lid_vars):
@@ -143,7 +171,48 @@ def _classify(var, path, lid_vars):
     use = path[at[0]]
     if use.op not in _USES or use.kids[0] is not node:
         return None
-    return _Access(chain, use.op != "load", column, length if dims > 1 else 0)
+    return _Access(chain, use.op != "load", column, length if dims > 1 else 0, _guard_bound(var, path, lid_vars))
+
+
+def _guard_bound(var, path, lid_vars):
+    """The least B of the `if (get_local_id(0) < B)` (B a constant) whose then-branch holds the
+    access (path: its ancestors), else None."""
+    bound = None
+    for i, n in enumerate(path):
+        if n.op != "if" or len(n.kids) < 2:
+            continue
+        inner = path[i + 1] if i + 1 < len(path) else var
+        if inner is n.kids[1]:
+            b = _below(n.kids[0], lid_vars)
+            if b is not None:
+                bound = b if bound is None else min(bound, b)
+    return bound
+
+
+def _below(cond, lid_vars):
+    """B where cond holds only for local ids 0 below B (`lid < B`, `lid <= B - 1`, `B > lid`,
+    and `&&` of conditions one of which is such), else None."""
+    while cond is not None and cond.op == "conv":
+        cond = cond.kids[0]
+    if cond is None:
+        return None
+    if cond.op == "land":
+        found = [b for b in (_below(x, lid_vars) for x in cond.kids) if b is not None]
+        return min(found) if found else None
+    if cond.op != "bin" or len(cond.kids) != 2:
+        return None
+    a, c = cond.kids
+    if cond.val in (">", ">="):
+        a, c = c, a
+        op = "<" if cond.val == ">" else "<="
+    else:
+        op = cond.val
+    if op not in ("<", "<=") or _column(a, lid_vars) != 0:
+        return None
+    k = _constant(c)
+    if k is None:
+        return None
+    return k if op == "<" else k + 1
 
 
 def _column(e, lid_vars):

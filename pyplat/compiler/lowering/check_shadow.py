@@ -29,7 +29,7 @@ writes into `__local` memory count as written for uninit (mark_written).
 from llvmlite import ir
 
 from .. import abi
-from . import check_defined, check_global_races
+from . import check_defined, check_global_races, check_intervals
 from .check_layout import (FR_EPOCH, FR_LOCAL, FR_LOCAL_TOTAL, FR_RECORD, FR_SHADOW_RACES, FR_SHADOW_UNINIT, FR_UNDEFINED,
                            KIND_READ_AFTER_WRITE, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_LOCAL_TOTAL, WI_FRAME)
 from .irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
@@ -106,7 +106,7 @@ def barrier(table, b, frame):
 
 
 def local_access(table, g, frame, p, size, base, site, write, atomic=False, stored=None, align=1, slots_at=None,
-                 racy=True):
+                 free=False):
     """The shadow checks of a __local access of `size` bytes at address p (an i64) that passed
     the bounds check; base: its object's address (offsets in findings), None: unknown. An
     atomic access only sets uninit's flags. Returns (undefined, race): undefined, for uninit's
@@ -114,8 +114,9 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
     check_defined.py), else None; race: (the conflict's key, its slot) for the caller to keep
     (check_global_races.keep) at the access's join, else None. stored: a store's value's
     shadow (not None: undefined where not 0). align: the address's known alignment; slots_at:
-    the frame word of the race slots (check_global_races). racy: False where the access cannot
-    race (check_intervals.py): no race check."""
+    the frame word of the race slots (check_global_races). free: True where the access cannot
+    race (check_intervals.py): no race check; check_intervals.ONE_ROW: a race check that runs only
+    in groups with more than one row."""
     kinds = table.mg.checks
     b = g.b
     lm = table._invariant(b.load(_word(b, frame, FR_LOCAL), typ=I64, align=8))
@@ -144,7 +145,15 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
             got = check_global_races.tag_access(table, b.load(flags, typ=width, align=1), ("local", "uninit"))
             undefined = b.icmp_unsigned("!=", got, ir.Constant(width, int("01" * size, 16)))
     race = None
-    if RACES in kinds and not atomic and racy:
+    if RACES in kinds and not atomic and free is not True:
+        skip_bb = None
+        if free == check_intervals.ONE_ROW:      # (groups of one row cannot race here)
+            rows = b.mul(g.wi_slot(abi.CTX_LOCAL_SIZE + 1), g.wi_slot(abi.CTX_LOCAL_SIZE + 2))
+            entry_bb = b.block
+            check_bb = b.function.append_basic_block("check.rows")
+            skip_bb = b.function.append_basic_block("check.rows.done")
+            b.cbranch(b.icmp_unsigned("==", rows, I64(1)), skip_bb, check_bb)
+            b.position_at_end(check_bb)
         slot = None
         if size % 4 == 0 and align >= 4 and size <= 16 and slots_at is not None:
             slot = check_global_races.new_slot(table, g, slots_at, site, size)
@@ -154,6 +163,15 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
             _inline_race(table, g, frame, off, size, write, site, rel)
         else:
             b.call(race_function(table), [frame, g.wi, off, I64(size), I64(1 if write else 0), I64(site), rel])
+        if skip_bb is not None:
+            checked_bb = b.block
+            b.branch(skip_bb)
+            b.position_at_end(skip_bb)
+            if race is not None:
+                key = b.phi(I64)
+                key.add_incoming(race[0], checked_bb)
+                key.add_incoming(I64(1), entry_bb)
+                race = (key, race[1])
     return undefined, race
 
 

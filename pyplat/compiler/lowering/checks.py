@@ -230,14 +230,15 @@ class CheckTable:
         return registers[j]
 
     def cannot_race(self, g, node):
-        """The __local access `node` of the kernel being lowered cannot race (check_intervals.py)."""
+        """Whether the __local access `node` of the kernel being lowered cannot race
+        (check_intervals.py): True, False, or check_intervals.ONE_ROW (not in groups of one row)."""
         f = g.f
         if node is None or not f.is_kernel or f in self.called_kernels:
             return False
         free = self.race_free.get(f.name)
         if free is None:
             free = self.race_free[f.name] = check_intervals.race_free_accesses(f)
-        return id(node) in free
+        return free.get(id(node), False)
 
     def exact(self, g, hint):
         """Whether an access outside the hinted object is outside every object: the hint is a
@@ -448,7 +449,7 @@ class CheckTable:
         if space == "local" and check_shadow.wanted(self.mg.checks):
             undefined, local_key = check_shadow.local_access(
                 self, g, frame, p, size, base if hint is not None else None, site, write, atomic, stored, align,
-                FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS, racy=not self.cannot_race(g, node))
+                FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS, free=self.cannot_race(g, node))
             race_key = local_key or race_key
         before = len(b.block.instructions)
         v = access_fn()
