@@ -268,10 +268,7 @@ def access(table, g, frame, at, p, size, prepared, site, write, value=None, alig
         checked_end = b.block
         b.branch(done_bb)
         b.position_at_end(done_bb)
-        phi = b.phi(I64)
-        phi.add_incoming(key, checked_end)
-        phi.add_incoming(I64(1), entry_bb)
-        return phi, slot
+        return joined_key(b, key, checked_end, entry_bb), slot
     if size > 16:
         b.call(race_function(table), [frame, g.wi, wp, rp, I64(size), I64(int(write)), I64(site), rel] + args)
         b.branch(done_bb)
@@ -421,6 +418,15 @@ def _slot_key(table, b, wp, rp, lanes, write, args, lin, rel, unchanged=None, ar
                 b.or_(b.shl(b.and_(best, I64(FLAT_MASK)), I64(_KEY_OTHER)),
                       b.and_(rel, I64((1 << _KEY_OFFSET_BITS) - 1))))
     return b.select(any_hit, key, I64(1))
+
+
+def joined_key(b, key, keyed_bb, skipped_bb):
+    """A race check's conflict key at a join: `key` from keyed_bb, 1 (no conflict) from
+    skipped_bb, where the check did not run."""
+    phi = b.phi(I64)
+    phi.add_incoming(key, keyed_bb)
+    phi.add_incoming(I64(1), skipped_bb)
+    return phi
 
 
 def reduce_umax(b, size):

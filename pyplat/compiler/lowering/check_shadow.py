@@ -168,10 +168,7 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
             b.branch(skip_bb)
             b.position_at_end(skip_bb)
             if race is not None:
-                key = b.phi(I64)
-                key.add_incoming(race[0], checked_bb)
-                key.add_incoming(I64(1), entry_bb)
-                race = (key, race[1])
+                race = (check_global_races.joined_key(b, race[0], checked_bb, entry_bb), race[1])
     return undefined, race
 
 

@@ -441,10 +441,7 @@ class CheckTable:
             b.branch(do_bb)
         b.position_at_end(do_bb)
         if race_key is not None and slow_bb is not None:
-            key = b.phi(I64)
-            key.add_incoming(race_key[0], race_bb)
-            key.add_incoming(I64(1), slow_bb)
-            race_key = (key, race_key[1])
+            race_key = (check_global_races.joined_key(b, race_key[0], race_bb, slow_bb), race_key[1])
         undefined = None
         if space == "local" and check_shadow.wanted(self.mg.checks):
             undefined, local_key = check_shadow.local_access(
@@ -460,9 +457,7 @@ class CheckTable:
         b.branch(join_bb)
         b.position_at_end(join_bb)
         if race_key is not None:
-            key = b.phi(I64)
-            key.add_incoming(race_key[0], done_bb)
-            key.add_incoming(I64(1), skip_bb)
+            key = check_global_races.joined_key(b, race_key[0], done_bb, skip_bb)
         phi = None
         if v is not None:
             phi = b.phi(v.type)
