@@ -15,7 +15,7 @@ from clobjects import context_and_program, event_status, make_buffer, make_conte
 from pyplat import cl, config
 from pyplat.api import _native, handles
 from pyplat.runtime.graph import reap
-from test_fastpath_native import build_c_program, run_c_program_ok
+from test_fastpath_native import NAMED_PLATFORM_C, build_c_program, run_c_program_ok
 from test_programs_kernels import create_kernel, set_arg
 
 SOURCE = b"__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }"
@@ -489,7 +489,7 @@ def test_buffer_size_and_flags_are_answered_natively():
     assert CL.clReleaseContext(ctx) == 0
 
 
-TEMPORARIES_PROGRAM = r"""
+TEMPORARIES_PROGRAM = NAMED_PLATFORM_C + r"""
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <pthread.h>
@@ -532,14 +532,9 @@ static void *work(void *arg) {
     return NULL;
 }
 int main(int argc, char **argv) {
-    cl_platform_id p = 0; cl_int e;
-    cl_platform_id ps[16]; cl_uint np = 0; char name[256];
-    clGetPlatformIDs(16, ps, &np);
-    for (cl_uint i = 0; i < np && !p; i++) {       /* the platform named on the command line */
-        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
-        if (argc > 1 && strstr(name, argv[1])) p = ps[i];
-    }
-    if (!p) { printf("FAIL no platform %s\n", argc > 1 ? argv[1] : "named"); return 1; }
+    cl_int e;
+    cl_platform_id p = named_platform(argc, argv);
+    if (!p) return 1;
     clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL);
     ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
     prog = clCreateProgramWithSource(ctx, 1, &SRC, NULL, &e);

@@ -268,6 +268,28 @@ def test_plans_hold_their_objects_only_while_launches_are_pending(env):
     CL.clReleaseCommandQueue(q)
 
 
+# C: the platform whose name contains argv[1] (the loader may list PoCL first), for the C host
+# programs of the tests; put before a program that calls it (it includes what it needs).
+NAMED_PLATFORM_C = r"""
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
+#include <CL/cl.h>
+#include <stdio.h>
+#include <string.h>
+static cl_platform_id named_platform(int argc, char **argv) {
+    cl_platform_id ps[16], p = 0; cl_uint np = 0; char name[256];
+    clGetPlatformIDs(16, ps, &np);
+    for (cl_uint i = 0; i < np && !p; i++) {
+        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+        if (argc > 1 && strstr(name, argv[1])) p = ps[i];
+    }
+    if (!p) printf("FAIL no platform %s\n", argc > 1 ? argv[1] : "named");
+    return p;
+}
+"""
+
+
 def build_c_program(tmp_path, name, source):
     """A threaded C host program built against the system loader (skips without cc or loader)."""
     if shutil.which("cc") is None:

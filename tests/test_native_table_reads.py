@@ -10,7 +10,7 @@ from capi import CL, addr, err
 from clobjects import make_buffer, make_context
 from pyplat import cl, config
 from pyplat.api import _native
-from test_fastpath_native import build_c_program
+from test_fastpath_native import NAMED_PLATFORM_C, build_c_program
 
 if not CL._direct.get("clGetMemObjectInfo") or not config.value("PYPLAT_FAST_PATH"):
     pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)
@@ -61,7 +61,7 @@ def test_lookups_stay_right_while_the_table_is_rebuilt_at_every_size():
         CL.clReleaseContext(ctx)
 
 
-HAMMER_PROGRAM = r"""
+HAMMER_PROGRAM = NAMED_PLATFORM_C + r"""
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <pthread.h>
@@ -154,14 +154,9 @@ static void *churn(void *arg) {
     return NULL;
 }
 int main(int argc, char **argv) {
-    cl_platform_id p = 0; cl_int e;
-    cl_platform_id ps[16]; cl_uint np = 0; char name[256];
-    clGetPlatformIDs(16, ps, &np);
-    for (cl_uint i = 0; i < np && !p; i++) {       /* the platform named on the command line */
-        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
-        if (argc > 1 && strstr(name, argv[1])) p = ps[i];
-    }
-    if (!p) { printf("FAIL no platform %s\n", argc > 1 ? argv[1] : "named"); return 1; }
+    cl_int e;
+    cl_platform_id p = named_platform(argc, argv);
+    if (!p) return 1;
     clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL);
     ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
     q = clCreateCommandQueue(ctx, dev, 0, &e);
