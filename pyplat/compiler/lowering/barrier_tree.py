@@ -1,6 +1,7 @@
 """barrier() on the typed tree, before lowering: which statements and functions execute it, and
 inlining of barrier-using helper functions into the kernels that call them (so the loop fission
-of barriers.py sees every barrier of a kernel in its own body)."""
+of barriers.py sees every barrier of a kernel in its own body); and the tree walks the lowering's
+analyses share (`walk`, `assigned_vars`)."""
 from ..tree import CompileError, Node, Var
 
 
@@ -30,6 +31,18 @@ def walk(n, fn):
             continue
         fn(x)
         stack.extend(k for k in x.kids if k is not None)
+
+
+def assigned_vars(n):
+    """Variables the tree n assigns to, increments, or takes the address of."""
+    out = set()
+
+    def visit(x):
+        if x.op in ("assign", "cassign", "incdec", "addr") and x.kids and x.kids[0] is not None \
+                and getattr(x.kids[0], "op", None) == "var":
+            out.add(x.kids[0].val)
+    walk(n, visit)
+    return out
 
 
 # ---------------------------------------------------------------------- helpers with barriers

@@ -31,7 +31,7 @@ bytes may then be reached by accesses this does not see.
 Found in pyopencl's scan (scan_lev1: the scan along k, the tree's steps, the copy out), where
 these checks were most of the race check's cost on `__local` memory.
 """
-from .barrier_tree import has_barrier, walk
+from .barrier_tree import assigned_vars, has_barrier, walk
 
 _JUMPS_OUT = ("return", "goto", "label", "switch", "case", "default")
 _USES = ("load", "assign", "cassign", "incdec")
@@ -247,14 +247,11 @@ def _is_zero(e):
 def _local_id_variables(body):
     """{private variable: c} for the variables declared as get_local_id(0) + c and never
     assigned, incremented or taken the address of."""
-    decls, changed = {}, set()
+    decls, changed = {}, assigned_vars(body)
 
     def visit(n):
         if n.op == "decl" and n.kids and n.kids[0] is not None:
             decls[n.val] = None if n.val in decls else n.kids[0]
-        elif n.op in ("assign", "cassign", "incdec", "addr") and n.kids and n.kids[0] is not None \
-                and n.kids[0].op == "var":
-            changed.add(n.kids[0].val)
     walk(body, visit)
     found = {}
     for v, init in decls.items():           # (a variable set from another one: in order)

@@ -28,6 +28,7 @@ from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUND
                            REC_GLOBAL_ID,
                            REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE,
                            WI_FRAME)
+from .barrier_tree import assigned_vars
 from .irbuild import I1, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
 
 BOUNDS = "bounds"
@@ -39,20 +40,6 @@ REPORT = "__pyplat_check_report"
 
 SITE_SLOTS = 32                # sites per kernel whose findings are kept without a call
 _OFFSET_BITS = 40              # a site slot: (local linear id + 1) << 40 | (offset + 2^39)
-
-
-def _assigned_vars(n, out=None):
-    """Variables the tree n assigns to, increments, or takes the address of."""
-    out = set() if out is None else out
-    if n is None:
-        return out
-    if n.op in ("assign", "cassign", "incdec", "addr") and n.kids and n.kids[0] is not None \
-            and getattr(n.kids[0], "op", None) == "var":
-        out.add(n.kids[0].val)
-    for k in n.kids or ():
-        if k is not None and hasattr(k, "op"):
-            _assigned_vars(k, out)
-    return out
 
 
 def _i64p(b, base, index):
@@ -257,7 +244,7 @@ class CheckTable:
         address of."""
         assigned = getattr(g, "check_assigned", None)
         if assigned is None:
-            assigned = g.check_assigned = _assigned_vars(g.f.body)
+            assigned = g.check_assigned = assigned_vars(g.f.body)
         return assigned
 
     # ------------------------------------------------------------------ provenance
