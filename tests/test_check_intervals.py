@@ -18,7 +18,7 @@ void columns(__global int *out) {
     __local int t[4][WG + 1];
     __local int spread[64];
     uint lid = get_local_id(0);
-    t[0][lid] = (int)lid;                     /* first: not closed (kernel start) */
+    t[0][lid] = (int)lid;                     /* the first region (from the kernel's start) */
     spread[lid] = 1;
     barrier(CLK_LOCAL_MEM_FENCE);
     int s = t[0][lid];                        /* closed: one column each */
@@ -30,10 +30,51 @@ void columns(__global int *out) {
     int a = t[3][lid] + t[2][(lid + 1) % WG]; /* closed, reads only */
     int b = spread[lid];
     barrier(CLK_LOCAL_MEM_FENCE);
-    t[1][lid + 1] = a;                        /* closed: two columns (c 1 and 0) */
+    t[1][lid + 1] = a;                        /* two columns (c 1 and 0): rows apart */
     t[2][lid] = b;
     barrier(CLK_LOCAL_MEM_FENCE);
-    out[get_global_id(0)] = t[1][lid];        /* last: not closed */
+    out[get_global_id(0)] = t[1][lid];        /* the last region: reads only */
+}
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void transposed(__global int *out, int n) {     /* pyopencl's scan: footprints */
+    __local int d[4 + 1][WG + 1];
+    uint lid = get_local_id(0);
+    for (int k = 0; k < 4; k++) {
+        const uint o = k * WG + lid;
+        d[o % 4][o / 4] = (int)o;                     /* each element one work-item's */
+    }
+    if (lid == 0 && n > 0)
+        d[0][0] += d[4][WG - 1];                      /* d[0][0] is work-item 0's; row 4 unwritten */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid > 0) {
+        int s = d[4][lid - 1];
+        for (int k = 0; k < 4; k++)
+            d[k][lid] += s;                           /* rows 0..3, apart from row 4 */
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    d[lid / 2][0] = 1;                                /* two work-items per element */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    d[n % 4][lid * 3 % WG] = 2;                       /* a row not known (the columns: apart) */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < 2; k++)
+        d[1][lid + k] = 3;                            /* lid + 1 is the next one's lid */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = d[lid % 4][lid / 4];
+}
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void looped(__global int *out, int n) {
+    __local int t[WG + 1], u[WG + 1];
+    uint lid = get_local_id(0);
+    int s = 0;
+    for (int i = 0; i < n; i++) {
+        t[lid] = i;                           /* the next turn's writes and the reads at the end */
+        u[lid] = i;                           /* are one region: no barrier on the way back */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        s += t[lid + 1] + u[lid + 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        s += t[lid + 1] + u[lid];
+    }
+    out[get_global_id(0)] = s;
 }
 __kernel void no_size(__global int *out) {
     __local int t[64];
@@ -116,11 +157,21 @@ def line(text):
 def test_which_accesses_leave_out_their_race_checks():
     ks = kernels()
     lines = free_lines(ks["columns"])
-    for text, free in (("t[0][lid] = (int)lid;", False), ("spread[lid] = 1;", False),
+    for text, free in (("t[0][lid] = (int)lid;", True), ("spread[lid] = 1;", True),
                        ("int s = t[0][lid];", True), ("s += t[r - 1][lid];", True), ("t[r][lid] = s;", True),
                        ("int a = t[3][lid]", True), ("int b = spread[lid];", True),
-                       ("t[1][lid + 1] = a;", False), ("t[2][lid] = b;", False),
-                       ("out[get_global_id(0)] = t[1][lid];", False)):
+                       ("t[1][lid + 1] = a;", True), ("t[2][lid] = b;", True),
+                       ("out[get_global_id(0)] = t[1][lid];", True)):
+        assert lines[line(text)] is free, (text, lines)
+    lines = free_lines(ks["looped"])
+    for text, free in (("t[lid] = i;", False), ("s += t[lid + 1] + u[lid + 1];", True), ("u[lid] = i;", True),
+                       ("s += t[lid + 1] + u[lid];", "mixed")):
+        assert lines[line(text)] == free, (text, lines)
+    lines = free_lines(ks["transposed"])
+    for text, free in (("d[o % 4][o / 4] = (int)o;", True), ("d[0][0] += d[4][WG - 1];", True),
+                       ("int s = d[4][lid - 1];", True), ("d[k][lid] += s;", True),
+                       ("d[lid / 2][0] = 1;", False), ("d[n % 4][lid * 3 % WG] = 2;", False),
+                       ("d[1][lid + k] = 3;", False), ("= d[lid % 4][lid / 4];", True)):
         assert lines[line(text)] is free, (text, lines)
     # (a column private to each work-item: in groups of one row only, without a required size)
     assert free_lines(ks["no_size"])[line("t[lid] += 1;")] == check_intervals.ONE_ROW
@@ -176,6 +227,28 @@ void through_pointer(__global int *out) {
     barrier(CLK_LOCAL_MEM_FENCE);
     out[get_global_id(0)] = t[lid];
 }
+__kernel __attribute__((reqd_work_group_size(16, 1, 1)))
+void loop_overlap(__global int *out) {
+    __local int t[17];
+    uint lid = get_local_id(0);
+    for (int k = 0; k < 2; k++)
+        t[lid + k] = (int)k;                  /* t[lid + 1]: the next work-item's t[lid] */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[lid];
+}
+__kernel __attribute__((reqd_work_group_size(16, 1, 1)))
+void carry_in(__global int *out) {
+    __local int d[5][17];
+    uint lid = get_local_id(0);
+    for (int k = 0; k < 4; k++) {
+        const uint o = k * 16 + lid;
+        d[o % 4][o / 4] = 1;
+    }
+    if (lid == 0)
+        d[1][0] += 10;                        /* d[1][0] is work-item 1's (o = 1) */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = d[lid % 4][lid / 4];
+}
 __kernel void tree_rows(__global int *out) {
     __local int t[16];
     size_t lid = get_local_id(0);
@@ -207,6 +280,8 @@ void private_columns(__global int *out) {
     ("through_pointer", (16,), "write after another work-item's write of 4 bytes at offset "),
     ("private_columns", (16,), None),
     ("tree_rows", (16, 2), "of 4 bytes at offset "),
+    ("loop_overlap", (16,), "write after another work-item's write of 4 bytes at offset "),
+    ("carry_in", (16,), "after another work-item's write of 4 bytes at offset 68 of __local variable 'd'"),
     ("tree_rows", (16,), "none: 8,10,12,14,16,18,20,22,8,9,10,11,12,13,14,15"),
 ])
 def test_races_next_to_the_left_out_checks_are_found(kernel, size, expected):

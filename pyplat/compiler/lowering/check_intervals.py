@@ -31,9 +31,9 @@ bytes may then be reached by accesses this does not see.
 Found in pyopencl's scan (scan_lev1: the scan along k, the tree's steps, the copy out), where
 these checks were most of the race check's cost on `__local` memory.
 """
-from .barrier_tree import assigned_vars, has_barrier, walk
+from . import barrier_regions, local_footprints
+from .barrier_tree import assigned_vars, walk
 
-_JUMPS_OUT = ("return", "goto", "label", "switch", "case", "default")
 _USES = ("load", "assign", "cassign", "incdec")
 
 
@@ -67,31 +67,35 @@ def race_free_accesses(k):
         path.pop()
     visit(k.body, [])
     width = k.reqd[0] if tuple(k.reqd[1:]) == (1, 1) and k.reqd[0] > 0 else None
+    region_of = barrier_regions.regions(k.body)
+    if region_of is None:
+        return {}
+    by_region = {}                              # (region, object) -> [_Access]
+    for key, a in occurrences.items():
+        if a.var.val not in escaped:
+            by_region.setdefault((region_of[key], a.var.val), []).append(a)
+    footprints = local_footprints.Footprints(k) if all(x > 0 for x in k.reqd) else None
     free = {}
-    memo = {}
-    for interval in _closed_intervals(k.body, memo):
-        by_object = {}
-        for s in interval:
-            walk(s, lambda x: by_object.setdefault(x.val, []).append(occurrences[id(x)])
-                 if x.op == "var" and id(x) in occurrences else None)
-        for obj, accesses in by_object.items():
-            if obj in escaped:
-                continue
-            if not any(a.write for a in accesses):
-                how = True
-            elif _disjoint_columns(accesses, width):
-                how = True if width is not None else ONE_ROW
-            else:
-                continue
-            for a in accesses:
-                free.update(dict.fromkeys(a.chain, how))
+    for (_, obj), accesses in by_region.items():
+        if not any(a.write for a in accesses):
+            how = True
+        elif _disjoint_columns(accesses, width):
+            how = True if width is not None else ONE_ROW
+        elif footprints is not None and obj in k.local_vars and \
+                local_footprints.conflict_free([footprints.of(a) for a in accesses], obj.type.size):
+            how = True
+        else:
+            continue
+        for a in accesses:
+            free.update(dict.fromkeys(a.chain, how))
     return free
 
 
 class _Access:
-    __slots__ = ("chain", "write", "column", "length", "bound")
+    __slots__ = ("var", "top", "path", "chain", "write", "column", "length", "bound")
 
-    def __init__(self, chain, write, column, length, bound):
+    def __init__(self, var, top, path, chain, write, column, length, bound):
+        self.var, self.top, self.path = var, top, path      # (the lvalue accessed; its ancestors)
         self.chain, self.write, self.column, self.length = chain, write, column, length
         self.bound = bound          # work-items that can reach it (an `if (lid < B)` around), or None
 
@@ -171,7 +175,7 @@ def _classify(var, path, lid_vars):
     use = path[at[0]]
     if use.op not in _USES or use.kids[0] is not node:
         return None
-    return _Access(chain, use.op != "load", column, length if dims > 1 else 0, _guard_bound(var, path, lid_vars))
+    return _Access(var, node, tuple(path), chain, use.op != "load", column, length if dims > 1 else 0, _guard_bound(var, path, lid_vars))
 
 
 def _guard_bound(var, path, lid_vars):
@@ -260,38 +264,3 @@ def _local_id_variables(body):
             if c is not None:
                 found[v] = c
     return found
-
-
-def _closed_intervals(n, memo):
-    """The closed intervals (lists of statements) of the statement tree n."""
-    if n is None or not hasattr(n, "op"):
-        return
-    if n.op == "block":
-        bars = [i for i, x in enumerate(n.kids) if x is not None and x.op == "barrier"]
-        for i, j in zip(bars, bars[1:]):
-            run = [x for x in n.kids[i + 1:j] if x is not None]
-            if run and all(_closed(x, memo) for x in run):
-                yield run
-    if n.op in ("block", "if", "for", "while", "do"):
-        for x in n.kids:
-            if x is not None and hasattr(x, "op") and has_barrier(x, memo):
-                yield from _closed_intervals(x, memo)
-
-
-def _closed(s, memo):
-    """Statement s runs with no barrier and leaves only at its end."""
-    if has_barrier(s, memo):
-        return False
-    ok = [True]
-
-    def visit(x, loops):
-        if x is None or not hasattr(x, "op") or not ok[0]:
-            return
-        if x.op in _JUMPS_OUT or (x.op in ("break", "continue") and loops == 0):
-            ok[0] = False
-            return
-        inner = loops + (x.op in ("for", "while", "do"))
-        for k in x.kids:
-            visit(k, inner)
-    visit(s, 0)
-    return ok[0]
