@@ -586,10 +586,10 @@ def test_private_arguments_skip_their_race_checks_only_where_the_proof_holds(mon
     sends the launch to the full version); so is a 2-D launch (tested in the word-tag test)."""
     monkeypatch.setenv("PYPLAT_CHECK", "bounds,races")
     from pyplat.compiler import build
-    from pyplat.compiler.lowering import check_private
+    from pyplat.compiler.lowering import check_windows
     seen = {}
-    real = check_private.private_arguments
-    monkeypatch.setattr(check_private, "private_arguments",
+    real = check_windows.private_arguments
+    monkeypatch.setattr(check_windows, "private_arguments",
                         lambda table, k: seen.setdefault(k.name, real(table, k)))
     r = build(PRIVATE, use_cache=False)
     assert r.ok, r.log

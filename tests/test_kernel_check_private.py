@@ -46,10 +46,10 @@ def test_proofs_hold_statically_where_they_should(monkeypatch):
     copied (analysis.written_params counts it as written)."""
     monkeypatch.setenv("PYPLAT_CHECK", "bounds,races")
     from pyplat.compiler import build
-    from pyplat.compiler.lowering import check_private, check_versions
+    from pyplat.compiler.lowering import check_versions, check_windows
     proofs, read_only = {}, {}
-    real_private, real_read_only = check_private.private_arguments, check_versions.read_only_arguments
-    monkeypatch.setattr(check_private, "private_arguments",
+    real_private, real_read_only = check_windows.private_arguments, check_versions.read_only_arguments
+    monkeypatch.setattr(check_windows, "private_arguments",
                         lambda table, k: proofs.setdefault(k.name, real_private(table, k)))
     monkeypatch.setattr(check_versions, "read_only_arguments",
                         lambda mg, k: read_only.setdefault(k.name, real_read_only(mg, k)))

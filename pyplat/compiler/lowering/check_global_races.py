@@ -203,7 +203,7 @@ def prepare(table, g, frame, at, hint, node=None, size=0, write=False):
     if skipped(table, g, params.index(key)):
         return None
     if table.race_skip is None and g.f.is_kernel:     # (the full version's sites)
-        check_private.note(table, g, params.index(key), node, size)
+        check_private.note(table, g, params.index(key), node, size, write)
         if write:
             table.race_written.setdefault(g.f.name, set()).add(params.index(key))
     own = at + FRAME_WORDS + ARG_WORDS * params.index(key)

@@ -59,11 +59,13 @@ class Proof:
                             for mono in poly for f in mono if f[0] == "arg"})
 
 
-def note(table, g, index, node, size):
+def note(table, g, index, node, size, write):
     """Note a race-checked access of `size` bytes through argument `index` of kernel g.f: its
-    window (see _window), or None where the proof cannot read it."""
+    window (see _window), or None where the proof cannot read it; and the access itself, for
+    check_windows' proof."""
     sites = table.race_private_sites.setdefault(g.f.name, {})
     sites.setdefault(index, []).append(_window(table, g, node, size))
+    table.race_window_sites.setdefault(g.f.name, {}).setdefault(index, []).append((g, node, size, write))
 
 
 def private_arguments(table, k):

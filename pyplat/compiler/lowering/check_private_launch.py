@@ -83,8 +83,27 @@ def condition(b, k, proof, args_p, ctx):
             swap = b.icmp_unsigned(">", x, y)
             ids[j] = (b.select(swap, y, x), b.select(swap, ny, nx))
             ids[j + 1] = (b.select(swap, x, y), b.select(swap, nx, ny))
-    below = I128(proof.window - 1)                # the farthest byte the smaller ids reach
+    # the farthest byte the smaller ids reach (a window of check_windows: a polynomial)
+    window = proof.window
+    below = b.sub(poly(window), one) if isinstance(window, dict) else I128(window - 1)
     for coefficient, count in ids:
         need(b.or_(b.icmp_unsigned("<=", count, one), b.icmp_unsigned(">", coefficient, below)))
         below = b.add(below, b.mul(coefficient, b.sub(count, one)))
+    conditions = getattr(proof, "conditions", None)
+    if conditions:                                # (check_windows: one of its ways holds)
+        def at_least_zero(form):
+            """form >= 0 for every group: its group ids' terms at their least."""
+            total = poly(form.get(None))
+            for d in range(3):
+                a = poly(form.get((GRP, d)))
+                most = b.mul(a, b.sub(factor(("ctx", abi.CTX_NUM_GROUPS + d)), one))
+                total = b.add(total, b.select(b.icmp_signed("<", a, I128(0)), most, I128(0)))
+            return b.icmp_signed(">=", total, I128(0))
+        any_way = I1(0)
+        for way in conditions:
+            every = I1(1)
+            for form in way:
+                every = b.and_(every, at_least_zero(form))
+            any_way = b.or_(any_way, every)
+        need(any_way)
     return ok[0]

@@ -67,6 +67,8 @@ class CheckTable:
         self.race_skip = None          # (kernel, argument indices) whose race checks the version
                                        # being lowered leaves out (check_versions.py)
         self.race_private_sites = {}   # kernel name -> {argument: [window]} (check_private.py)
+        self.race_window_sites = {}    # kernel name -> {argument: [(g, node, size, write)]} (check_windows.py)
+        self.race_proofs = {}          # (kernel name, argument) -> Proof or None, once the full version is lowered
         self.race_written = {}         # kernel name -> {argument with a race-checked write}
         self.race_free = {}            # kernel name -> ids of its __local access nodes that
                                        # cannot race (check_intervals.py)

@@ -59,19 +59,9 @@ class Footprints:
     def of(self, access):
         """(lane's local linear id, first byte, whether written, size) of an access, the arrays
         over its lanes that reach it, or None where it is not known."""
-        x, y, z = self.shape
-        volume = x * y * z
-        if volume <= 0 or volume > _MAX_LANES:
+        env = self.env_at(list(access.path) + [access.var])
+        if env is None:
             return None
-        flat = np.arange(volume, dtype=np.int64)
-        env = _Env(self, {"lid": (flat % x, flat // x % y, flat // (x * y)), "flat": flat},
-                   np.ones(volume, dtype=bool))
-        path = list(access.path) + [access.var]
-        for i, n in enumerate(path[:-1]):
-            inner = path[i + 1]
-            env = self._step(env, n, inner)
-            if env is None:
-                return None
         top = access.top
         while top.op in ("swz", "vindex"):
             top = top.kids[0]
@@ -80,6 +70,21 @@ class Footprints:
             return None
         keep = env.mask
         return env.lanes["flat"][keep], start[keep], access.write, top.type.size
+
+    def env_at(self, path):
+        """The lanes that reach path[-1] (path: from the kernel's body down to it), or None."""
+        x, y, z = self.shape
+        volume = x * y * z
+        if volume <= 0 or volume > _MAX_LANES:
+            return None
+        flat = np.arange(volume, dtype=np.int64)
+        env = _Env(self, {"lid": (flat % x, flat // x % y, flat // (x * y)), "flat": flat},
+                   np.ones(volume, dtype=bool))
+        for i, n in enumerate(path[:-1]):
+            env = self._step(env, n, path[i + 1])
+            if env is None:
+                return None
+        return env
 
     def _step(self, env, n, inner):
         """env as it is inside n's child `inner` (path from the root to the access)."""
