@@ -40,16 +40,15 @@ _USES = ("load", "assign", "cassign", "incdec")
 ONE_ROW = "one row"          # free of races in groups of one row only
 
 
-def race_free_accesses(k):
-    """{id of a node of kernel k's `__local` accesses (every node of each access's chain, from
-    the object's variable up): True where its race check can be left out, ONE_ROW where it can
-    in groups whose local sizes in dimensions 1 and 2 are 1}."""
+def local_accesses(k):
+    """({id(var node): _Access} of kernel k's direct `__local` accesses, the objects used
+    otherwise too: their address taken, passed on, an atomic...)."""
     objects = set(k.local_vars) | {p for p, info in zip(k.params, k.param_info)
                                    if p.type.is_pointer and info["addrspace"] == "local"}
+    occurrences, escaped = {}, set()
     if not objects or k.body is None:
-        return {}
+        return occurrences, escaped
     lid_vars = _local_id_variables(k.body)
-    occurrences, escaped = {}, set()           # id(var node) -> _Access; objects used otherwise
 
     def visit(n, path):
         if n is None or not hasattr(n, "op"):
@@ -66,6 +65,16 @@ def race_free_accesses(k):
             visit(x, path)
         path.pop()
     visit(k.body, [])
+    return occurrences, escaped
+
+
+def race_free_accesses(k):
+    """{id of a node of kernel k's `__local` accesses (every node of each access's chain, from
+    the object's variable up): True where its race check can be left out, ONE_ROW where it can
+    in groups whose local sizes in dimensions 1 and 2 are 1}."""
+    occurrences, escaped = local_accesses(k)
+    if not occurrences:
+        return {}
     width = k.reqd[0] if tuple(k.reqd[1:]) == (1, 1) and k.reqd[0] > 0 else None
     region_of = barrier_regions.regions(k.body)
     if region_of is None:
@@ -92,10 +101,11 @@ def race_free_accesses(k):
 
 
 class _Access:
-    __slots__ = ("var", "top", "path", "chain", "write", "column", "length", "bound")
+    __slots__ = ("var", "top", "use", "path", "chain", "write", "column", "length", "bound")
 
-    def __init__(self, var, top, path, chain, write, column, length, bound):
+    def __init__(self, var, top, use, path, chain, write, column, length, bound):
         self.var, self.top, self.path = var, top, path      # (the lvalue accessed; its ancestors)
+        self.use = use                                      # (the load, assignment... of it)
         self.chain, self.write, self.column, self.length = chain, write, column, length
         self.bound = bound          # work-items that can reach it (an `if (lid < B)` around), or None
 
@@ -175,7 +185,7 @@ def _classify(var, path, lid_vars):
     use = path[at[0]]
     if use.op not in _USES or use.kids[0] is not node:
         return None
-    return _Access(var, node, tuple(path), chain, use.op != "load", column, length if dims > 1 else 0, _guard_bound(var, path, lid_vars))
+    return _Access(var, node, use, tuple(path), chain, use.op != "load", column, length if dims > 1 else 0, _guard_bound(var, path, lid_vars))
 
 
 def _guard_bound(var, path, lid_vars):

@@ -106,7 +106,7 @@ def barrier(table, b, frame):
 
 
 def local_access(table, g, frame, p, size, base, site, write, atomic=False, stored=None, align=1, slots_at=None,
-                 free=False):
+                 free=False, written=False):
     """The shadow checks of a __local access of `size` bytes at address p (an i64) that passed
     the bounds check; base: its object's address (offsets in findings), None: unknown. An
     atomic access only sets uninit's flags. Returns (undefined, race): undefined, for uninit's
@@ -116,7 +116,8 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
     shadow (not None: undefined where not 0). align: the address's known alignment; slots_at:
     the frame word of the race slots (check_global_races). free: True where the access cannot
     race (check_intervals.py): no race check; check_intervals.ONE_ROW: a race check that runs only
-    in groups with more than one row."""
+    in groups with more than one row. written: a read whose bytes are surely written with
+    defined values (check_written.py): no flag load, its value is defined."""
     kinds = table.mg.checks
     b = g.b
     lm = table._invariant(b.load(_word(b, frame, FR_LOCAL), typ=I64, align=8))
@@ -141,7 +142,7 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
         elif write or atomic:
             _memset(table, b, flags, I8(1) if stored is None or atomic else
                     b.zext(b.icmp_unsigned("==", stored, I32(0)), I8), I64(size))
-        elif width is not None:
+        elif width is not None and not written:
             got = check_global_races.tag_access(table, b.load(flags, typ=width, align=1), ("local", "uninit"))
             undefined = b.icmp_unsigned("!=", got, ir.Constant(width, int("01" * size, 16)))
     race = None

@@ -23,7 +23,7 @@ line, column, access, size, object) goes into the kernel's metadata.
 from llvmlite import ir
 
 from .. import abi
-from . import check_defined, check_global_races, check_intervals, check_shadow
+from . import check_defined, check_global_races, check_intervals, check_shadow, check_written
 from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
                            REC_GLOBAL_ID,
                            REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE,
@@ -70,6 +70,7 @@ class CheckTable:
         self.race_window_sites = {}    # kernel name -> {argument: [(g, node, size, write)]} (check_windows.py)
         self.race_proofs = {}          # (kernel name, argument) -> Proof or None, once the full version is lowered
         self.race_written = {}         # kernel name -> {argument with a race-checked write}
+        self.written_reads = {}        # kernel name -> ids of __local reads surely written (check_written.py)
         self.race_free = {}            # kernel name -> ids of its __local access nodes that
                                        # cannot race (check_intervals.py)
         self.global_race_scopes = None # (check_global_races.py) the tags' and frame's alias scopes,
@@ -228,6 +229,17 @@ class CheckTable:
         if free is None:
             free = self.race_free[f.name] = check_intervals.race_free_accesses(f)
         return free.get(id(node), False)
+
+    def surely_written(self, g, node):
+        """Whether the __local read `node` of the kernel being lowered reads bytes surely written
+        with defined values (check_written.py)."""
+        f = g.f
+        if node is None or not f.is_kernel or f in self.called_kernels or "uninit" not in self.mg.checks:
+            return False
+        found = self.written_reads.get(f.name)
+        if found is None:
+            found = self.written_reads[f.name] = check_written.defined_reads(f)
+        return id(node) in found
 
     def exact(self, g, hint):
         """Whether an access outside the hinted object is outside every object: the hint is a
@@ -435,7 +447,8 @@ class CheckTable:
         if space == "local" and check_shadow.wanted(self.mg.checks):
             undefined, local_key = check_shadow.local_access(
                 self, g, frame, p, size, base if hint is not None else None, site, write, atomic, stored, align,
-                FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS, free=self.cannot_race(g, node))
+                FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS, free=self.cannot_race(g, node),
+                written=not write and self.surely_written(g, node))
             race_key = local_key or race_key
         before = len(b.block.instructions)
         v = access_fn()

@@ -90,14 +90,21 @@ class Footprints:
         """env as it is inside n's child `inner` (path from the root to the access)."""
         kids = n.kids or ()
         if n.op == "if" and len(kids) >= 2 and inner is not kids[0]:
-            return env.where(kids[0], inner is kids[1])
+            return env.where(kids[0], inner is kids[1], n)
         if n.op == "cond" and len(kids) == 3 and inner is not kids[0]:
-            return env.where(kids[0], inner is kids[1])
+            return env.where(kids[0], inner is kids[1], n)
         if n.op in ("land", "lor") and len(kids) == 2 and inner is kids[1]:
-            return env.where(kids[0], n.op == "land")
+            return env.where(kids[0], n.op == "land", n)
         if n.op == "for" and len(kids) == 4 and inner is kids[3]:
             counter = self._counter(n)
-            return env.counted(n, *counter) if counter is not None else env
+            if counter is None:
+                return env.loosened(n)
+            counted = env.counted(n, *counter)
+            if counted is None:                 # (turns not known: its counter is not either)
+                return env.loosened(n)
+            return counted.loosened(n) if _breaks(kids[3]) else counted
+        if n.op in ("while", "do") and inner is loop_body(n):
+            return env.loosened(n)
         return env
 
     def _counter(self, loop):
@@ -136,20 +143,31 @@ class _Env:
     """Lanes and what is known in them: the local ids, the counters bound so far, and which
     lanes reach this point (mask)."""
 
-    def __init__(self, fp, lanes, mask, counters=None):
+    def __init__(self, fp, lanes, mask, counters=None, loose=()):
         self.fp, self.lanes, self.mask = fp, lanes, mask
         self.counters = counters or {}          # var -> (its loop, values)
+        self.loose = loose                      # the nodes where lanes were kept for want of knowing
         self.memo = {}
 
-    def where(self, cond, holds):
-        """The lanes where cond is known to fail (holds) or to hold (not holds) are dropped."""
+    def loosened(self, at):
+        """This env, noting that at `at` some of its lanes may in fact not go on (a condition not
+        known, a loop that may run no turn or leave early)."""
+        return _Env(self.fp, self.lanes, self.mask, self.counters, self.loose + (at,))
+
+    def where(self, cond, holds, at):
+        """The lanes where cond (of node `at`) is known to fail (holds) or to hold (not holds)
+        are dropped."""
         parts = _conjuncts(cond) if holds else [cond]
-        mask = self.mask
+        mask, loose = self.mask, self.loose
         for c in parts:
             v = self.value(c, None)
             if v is not None:
                 mask = mask & ((v != 0) == holds)
-        return _Env(self.fp, self.lanes, mask, self.counters) if mask is not self.mask else self
+            elif at not in loose:
+                loose = loose + (at,)
+        if mask is self.mask and loose is self.loose:
+            return self
+        return _Env(self.fp, self.lanes, mask, self.counters, loose)
 
     def counted(self, loop, var, first, step, cond):
         """The lanes of each iteration of a counted loop's body, or None (too many, unknown)."""
@@ -162,7 +180,7 @@ class _Env:
         while alive.any():
             if (len(masks) + 1) * n > _MAX_LANES:
                 return None
-            trial = _Env(self.fp, self.lanes, alive, {**self.counters, var: (loop, values)})
+            trial = _Env(self.fp, self.lanes, alive, {**self.counters, var: (loop, values)}, self.loose)
             holds = trial.value(cond, None)
             if holds is None:
                 return None
@@ -170,12 +188,12 @@ class _Env:
             masks.append((values, alive))
             values = _wrap(values + step, var.type)
         if not masks:                               # (no lane reaches the loop)
-            return _Env(self.fp, self.lanes, alive, self.counters)
+            return _Env(self.fp, self.lanes, alive, self.counters, self.loose)
         t = len(masks)
         lanes = {"lid": tuple(np.tile(a, t) for a in self.lanes["lid"]), "flat": np.tile(self.lanes["flat"], t)}
         counters = {v: (lp, np.tile(a, t)) for v, (lp, a) in self.counters.items()}
         counters[var] = (loop, np.concatenate([v for v, _ in masks]))
-        return _Env(self.fp, lanes, np.concatenate([m for _, m in masks]), counters)
+        return _Env(self.fp, lanes, np.concatenate([m for _, m in masks]), counters, self.loose)
 
     def offset(self, n):
         """The byte offset of lvalue n in its `__local` array, per lane, or None."""
@@ -301,6 +319,26 @@ def _wrap(v, t):
     if t.signed:
         v = np.where(v >= (1 << (t.bits - 1)), v - (1 << t.bits), v)
     return v
+
+
+def loop_body(n):
+    """The body of a for / while / do node."""
+    return n.kids[3] if n.op == "for" else n.kids[1] if n.op == "while" else n.kids[0]
+
+
+def _breaks(body):
+    """Whether body has a break (or return, goto) that leaves the loop around it early."""
+    found = []
+
+    def visit(x, inner):
+        if x is None or not hasattr(x, "op") or found:
+            return
+        if x.op in ("return", "goto") or (x.op == "break" and not inner):
+            found.append(x)
+        for k in x.kids or ():
+            visit(k, inner or x.op in ("for", "while", "do", "switch"))
+    visit(body, False)
+    return bool(found)
 
 
 def _conjuncts(cond):
