@@ -2,20 +2,21 @@
 the typed tree of a kernel before it is lowered (check_shadow.local_access leaves their race
 checks out; their bounds and uninit checks stay).
 
-A *closed interval* is a run of statements of one block strictly between two of its barrier
-statements, with no barrier in it (barrier-using helpers are inlined by then), and no return,
-goto, label or switch in it, and no break or continue of a loop around it. The group runs it
-between the same two barriers, and nothing else runs then: it is one epoch of the race check
-(check_shadow.py: every barrier starts the next one), whole.
-
-In a closed interval the accesses of one `__local` object cannot race when
+Every access a group makes in one epoch of the race check (check_shadow.py: every barrier starts
+the next one) is in one barrier-free region (barrier_regions.py), so what holds for all the
+accesses of an object in a region holds in each epoch. They cannot race when
 - none of them writes; or
 - each is an element of the object's innermost array dimension at index `get_local_id(0) + c`
   (c the same constant >= 0 for all; a private variable set once to such a value counts), in a
   kernel whose groups are X x 1 x 1 (reqd_work_group_size) with X + c at most the dimension's
   length. Every element a work-item touches is then in a column of its own: an element inside
   the object has one row and one column, and an index outside it fails the bounds check, so the
-  access is not made.
+  access is not made; or
+- (reqd_work_group_size) their footprints, every byte each work-item can touch there, found by
+  running their index arithmetic for every local id and counted-loop value
+  (local_footprints.py), have no byte touched by two work-items one of which writes:
+  pyopencl's scan's `ldata[o % K][o / K]` with o = k * WG + lid, its carry-in by work-item 0,
+  its `ldata[k][lid]` next to `ldata[K][lid - 1]`.
 
 More generally, where every access has such a column c and a number n of work-items that can
 reach it (X, or B under an `if (get_local_id(0) < B)`), the accesses cannot race when any two
@@ -28,8 +29,7 @@ An object that is used anywhere in the kernel other than by such a direct access
 taken, a pointer variable set from it, an atomic, an async copy, a call) never qualifies: its
 bytes may then be reached by accesses this does not see.
 
-Found in pyopencl's scan (scan_lev1: the scan along k, the tree's steps, the copy out), where
-these checks were most of the race check's cost on `__local` memory.
+In pyopencl's scan (scan_lev1) every use of its local array loses its race check.
 """
 from . import barrier_regions, local_footprints
 from .barrier_tree import assigned_vars, walk
