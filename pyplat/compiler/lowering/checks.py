@@ -23,7 +23,7 @@ line, column, access, size, object) goes into the kernel's metadata.
 from llvmlite import ir
 
 from .. import abi
-from . import check_defined, check_global_races, check_intervals, check_shadow, check_written
+from . import check_defined, check_global_races, check_intervals, check_shadow, check_written, local_footprints
 from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
                            REC_GLOBAL_ID,
                            REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE,
@@ -70,6 +70,7 @@ class CheckTable:
         self.race_window_sites = {}    # kernel name -> {argument: [(g, node, size, write)]} (check_windows.py)
         self.race_proofs = {}          # (kernel name, argument) -> Proof or None, once the full version is lowered
         self.race_written = {}         # kernel name -> {argument with a race-checked write}
+        self.local_inside = {}         # kernel name -> ids of __local accesses always inside their variable
         self.written_reads = {}        # kernel name -> ids of __local reads surely written (check_written.py)
         self.race_free = {}            # kernel name -> ids of its __local access nodes that
                                        # cannot race (check_intervals.py)
@@ -229,6 +230,25 @@ class CheckTable:
         if free is None:
             free = self.race_free[f.name] = check_intervals.race_free_accesses(f)
         return free.get(id(node), False)
+
+    def local_in_bounds(self, g, node):
+        """Whether the __local access `node` of the kernel being lowered stays inside its
+        variable for every local id and loop turn (its footprint: local_footprints.py)."""
+        f = g.f
+        if node is None or not f.is_kernel or f in self.called_kernels:
+            return False
+        found = self.local_inside.get(f.name)
+        if found is None:
+            found = self.local_inside[f.name] = set()
+            if f.body is not None and all(x > 0 for x in f.reqd):
+                occurrences, _ = check_intervals.local_accesses(f)
+                footprints = local_footprints.Footprints(f)
+                for a in occurrences.values():
+                    got = footprints.of(a) if a.var.val in f.local_vars else None
+                    size = a.var.val.type.size if got is not None else 0
+                    if got is not None and (not len(got[1]) or (got[1].min() >= 0 and got[1].max() + got[3] <= size)):
+                        found.update(a.chain)
+        return id(node) in found
 
     def surely_written(self, g, node):
         """Whether the __local read `node` of the kernel being lowered reads bytes surely written
@@ -391,6 +411,8 @@ class CheckTable:
             off = b.sub(p, base)
             if node is not None and id(node) in getattr(g, "in_range", ()):
                 inside = I1(1)          # (tested for the whole pass at group level: lockstep_ranges)
+            elif space == "local" and self.local_in_bounds(g, node):
+                inside = I1(1)          # (every byte it can touch is inside its variable)
             else:
                 # off + size <= limit without overflow, in one compare per access: limit - size
                 # and whether the object holds `size` bytes at all do not change in a loop (hoisted)
