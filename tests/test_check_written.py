@@ -32,6 +32,8 @@ void covered(__global int *out, __global const int *in, int n) {
     barrier(CLK_LOCAL_MEM_FENCE);
     int b = t[(lid + 1) % WG] + t[WG];            /* others' bytes, a barrier between */
     int c = u[lid];                               /* not surely written */
+    t[lid] = b;                                   /* written before, a defined value: no flag store */
+    u[lid] = c;                                   /* not written before: its flags are set */
     out[get_global_id(0)] = a + b + c;
 }
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -83,7 +85,7 @@ def kernels():
 
 def written_lines(k):
     """{source line: whether the reads of `__local` variables there are found written}."""
-    found = check_written.defined_reads(k)
+    found = check_written.surely_written(k)[0]
     lines = {}
 
     def visit(n):
@@ -103,6 +105,12 @@ def test_which_reads_are_surely_written():
     for text, written in (("int a = t[lid];", True), ("int b = t[(lid + 1) % WG] + t[WG];", True),
                           ("int c = u[lid];", False)):
         assert lines[line(text)] is written, (text, lines)
+    settled = check_written.surely_written(ks["covered"])[1]
+    writes = {}
+    walk(ks["covered"].body, lambda n: writes.setdefault(n.cur.location.line, []).append(id(n) in settled)
+         if n.op == "var" and n.val in set(ks["covered"].local_vars) else None)
+    assert writes[line("t[lid] = b;")] == [True] and writes[line("u[lid] = c;")] == [False], writes
+    assert writes[line("t[lid] = in[lid];")] == [False], writes
     assert written_lines(ks["same_epoch"])[line("int a = t[(lid + 1) % WG];")] is False
     lines = written_lines(ks["carry"])
     # (the unguarded read of t[1][3] reads it unwritten in the first turn; it feeds s, which is
@@ -129,7 +137,7 @@ def test_a_guarded_carry_in_is_written():
         frontend.Frontend.run = real
     assert r.ok, r.log
     k = next(k for k in got if k.name == "carry")
-    found = check_written.defined_reads(k)
+    found = check_written.surely_written(k)[0]
     for text in ("t[0][0] += t[1][WG - 1];", "s += t[0][lid];"):
         at = next(i for i, s in enumerate(src.split("\n"), 1) if text in s)
         reads = []

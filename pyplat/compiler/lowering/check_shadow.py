@@ -117,7 +117,8 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
     the frame word of the race slots (check_global_races). free: True where the access cannot
     race (check_intervals.py): no race check; check_intervals.ONE_ROW: a race check that runs only
     in groups with more than one row. written: a read whose bytes are surely written with
-    defined values (check_written.py): no flag load, its value is defined."""
+    defined values (check_written.py): no flag load, its value is defined; a write that finds
+    its bytes so and writes a defined value: no flag store (it would change nothing)."""
     kinds = table.mg.checks
     b = g.b
     lm = table._invariant(b.load(_word(b, frame, FR_LOCAL), typ=I64, align=8))
@@ -132,7 +133,9 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
         # vectorised loop over work-items, and the transpose's rows of 16 work-items were too
         # short for the checks it then wanted to pay for: the loop ran scalar)
         width = ir.IntType(8 * size) if size <= 16 else None
-        if width is not None and (write or atomic):
+        if write and written and not atomic:
+            pass                # (its flags say defined already, and it writes a defined value)
+        elif width is not None and (write or atomic):
             # (one integer store: a memset of a value not constant stays a call, which keeps
             # the loop over work-items from the vectoriser)
             every = ir.Constant(width, int("01" * size, 16))

@@ -27,42 +27,48 @@ from .barrier_tree import walk
 import numpy as np
 
 
-def defined_reads(k):
-    """Ids of the nodes of kernel k's `__local` reads (every node of the chain) found defined."""
+def surely_written(k):
+    """(ids of the nodes of kernel k's `__local` reads found defined, ids of its writes whose
+    flags are already set, by defined values, and whose own value is defined: their flag
+    store would change nothing); every node of each access's chain."""
     if k.body is None or not all(x > 0 for x in k.reqd):
-        return set()
+        return set(), set()
     occurrences, escaped = check_intervals.local_accesses(k)
     if escaped:                     # (reads through pointers would feed values not seen here)
-        return set()
+        return set(), set()
     accesses = list(occurrences.values())
     if not any(a.var.val in k.local_vars for a in accesses):
-        return set()
+        return set(), set()
     region = barrier_regions.regions(k.body)
     if region is None:
-        return set()
+        return set(), set()
     fp = local_footprints.Footprints(k)
     order = {}
     walk_order(k.body, order)
     reads = [a for a in accesses if a.use.op != "assign"]            # (cassign, incdec read too)
     writes = [a for a in accesses if a.write]
-    written = {id(r) for r in reads if r.var.val in k.local_vars and
-               _covered(fp, region, r, [w for w in writes if w.var is not r.var and w.var.val is r.var.val])}
+
+    def covered(a):
+        return a.var.val in k.local_vars and \
+            _covered(fp, region, a, [w for w in writes if w.var is not a.var and w.var.val is a.var.val])
+    written = {id(r) for r in reads if covered(r)}
     while True:
         maybe = {id(r.var) for r in reads if id(r) not in written}     # (their var nodes)
         tainted = _tainted(k, maybe)
-        taken = set()
-        for r in reads:
-            if id(r) in written and any(w.var.val is r.var.val and _may_reach(order, w, r)
-                                        and _undefined_value(w, maybe, tainted) for w in writes):
-                taken.add(id(r))
+        taken = {id(r) for r in reads if id(r) in written and _reached_by_undefined(order, r, writes, maybe, tainted)}
         if not taken:
             break
         written -= taken
-    out = set()
-    for r in reads:
-        if id(r) in written:
-            out.update(r.chain)
-    return out
+    settled = [w for w in writes if covered(w) and not _undefined_value(w, maybe, tainted)
+               and not _reached_by_undefined(order, w, writes, maybe, tainted)]
+    return ({n for r in reads if id(r) in written for n in r.chain},
+            {n for w in settled for n in w.chain})
+
+
+def _reached_by_undefined(order, a, writes, maybe, tainted):
+    """Whether a write of a maybe-undefined value to a's object may come before access a."""
+    return any(w.var.val is a.var.val and w.var is not a.var and _may_reach(order, w, a)
+               and _undefined_value(w, maybe, tainted) for w in writes)
 
 
 def walk_order(body, order):

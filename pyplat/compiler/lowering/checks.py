@@ -250,16 +250,17 @@ class CheckTable:
                         found.update(a.chain)
         return id(node) in found
 
-    def surely_written(self, g, node):
-        """Whether the __local read `node` of the kernel being lowered reads bytes surely written
-        with defined values (check_written.py)."""
+    def surely_written(self, g, node, write):
+        """Whether the __local read `node` of the kernel being lowered reads bytes surely
+        written with defined values, or the write `node` finds its bytes so and writes a
+        defined value (check_written.py)."""
         f = g.f
         if node is None or not f.is_kernel or f in self.called_kernels or "uninit" not in self.mg.checks:
             return False
         found = self.written_reads.get(f.name)
         if found is None:
-            found = self.written_reads[f.name] = check_written.defined_reads(f)
-        return id(node) in found
+            found = self.written_reads[f.name] = check_written.surely_written(f)
+        return id(node) in found[1 if write else 0]
 
     def exact(self, g, hint):
         """Whether an access outside the hinted object is outside every object: the hint is a
@@ -470,7 +471,7 @@ class CheckTable:
             undefined, local_key = check_shadow.local_access(
                 self, g, frame, p, size, base if hint is not None else None, site, write, atomic, stored, align,
                 FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS, free=self.cannot_race(g, node),
-                written=not write and self.surely_written(g, node))
+                written=self.surely_written(g, node, write))
             race_key = local_key or race_key
         before = len(b.block.instructions)
         v = access_fn()
