@@ -43,6 +43,20 @@ void units(__global int *partial, __global int *last, int n, int size) {
         last[get_group_id(0)] = partial[end - 1];
 }
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void group_stride(__global int *out, __global const int *in, int n, int size) {
+    const int begin = size * get_group_id(0);
+    const int end = min(begin + size, n);
+    for (int i = begin + get_local_id(0); i < end; i += WG)   /* pyopencl's scan_final_update */
+        out[i] = in[i] + 1;
+}
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void half_stride(__global int *out, int n, int size) {
+    const int begin = size * get_group_id(0);
+    const int end = min(begin + size, n);
+    for (int i = begin + get_local_id(0); i < end; i += WG / 2)   /* lid 0's 2nd is lid 8's 1st */
+        out[i] = (int)get_local_id(0);
+}
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void past_the_unit(__global int *partial, int n, int size) {
     const int begin = size * get_group_id(0);
     const int end = min(begin + size, n);
@@ -84,7 +98,9 @@ def test_which_arguments_get_a_window_proof(monkeypatch):
     assert [{None: {(): -4, (("arg", 3),): 4}}, {None: {(): -4, (("arg", 2),): 4}, ("grp", 0): {(("arg", 3),): -4}}] \
         in units[0].conditions, units[0].conditions
     assert not hasattr(units[1], "conditions")
-    assert seen["past_the_unit"] == {} and seen["half_rows"] == {}, seen
+    assert seen["past_the_unit"] == {} and seen["half_rows"] == {} and seen["half_stride"] == {}, seen
+    stride = seen["group_stride"]               # (out; in is read-only, and proven too)
+    assert sorted(stride) == [0, 1] and stride[0].window == {(("arg", 3),): 4} and [] in stride[0].conditions
     assert "__pyplat_wg_units.fast" in r.llvm_ir
 
 
@@ -103,14 +119,17 @@ def test_the_proven_kernel_computes_its_values_without_findings():
         partial = cl.Buffer(ctx, mf.READ_WRITE, 4 * n)
         last = cl.Buffer(ctx, mf.READ_WRITE, 4 * 4)
         print("status", status(P.units(q, (64,), (16,), partial, last, np.int32(n), np.int32(size))))
+        out = cl.Buffer(ctx, mf.READ_WRITE, 4 * n)
+        print("stride", status(P.group_stride(q, (64,), (16,), out, partial, np.int32(n), np.int32(size))))
+        s = np.empty(n, np.int32); cl.enqueue_copy(q, s, out)
         r = np.empty(n, np.int32); cl.enqueue_copy(q, r, partial)
         want = (np.arange(n) % size) % 64
-        print("values", bool((r == want).all()))
+        print("values", bool((r == want).all()), bool((s == want + 1).all()))
         l = np.empty(4, np.int32); cl.enqueue_copy(q, l, last)
         print("last", ",".join(str(int(x)) for x in l))
     ''')
     assert findings(p.stderr) == [], p.stderr
-    assert "status 0" in p.stdout and "values True" in p.stdout, p.stdout
+    assert "status 0" in p.stdout and "stride 0" in p.stdout and "values True True" in p.stdout, p.stdout
     # (group 3's window is [960, 1000): its last, partial unit holds 40 values)
     assert "last 63,63,63,39" in p.stdout, p.stdout
 
@@ -123,6 +142,9 @@ def test_the_proven_kernel_computes_its_values_without_findings():
     ("P.past_the_unit(q, (32,), (16,), partial, np.int32(128), np.int32(64))",
      "write after another work-item's write of 4 bytes at offset 316 of __global argument 'partial' (4096 bytes) "
      "(other work-item: work-group linear id 0, local linear id 15)"),
+    ("P.half_stride(q, (16,), (16,), partial, np.int32(64), np.int32(64))",
+     "write after another work-item's write of 4 bytes at offset 252 of __global argument 'out' (4096 bytes) "
+     "(other work-item: local linear id 7 of the same work-group, no barrier between)"),
     ("P.half_rows(q, (16,), (16,), partial, np.int32(64), np.int32(64))",
      "write after another work-item's write of 4 bytes at offset 220 of __global argument 'partial' (4096 bytes) "
      "(other work-item: local linear id 7 of the same work-group, no barrier between)"),

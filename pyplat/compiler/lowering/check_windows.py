@@ -121,6 +121,7 @@ class _Kernel:
                     or v.type.bits < 32:
                 continue
             self.inductions[v] = (init, step, loop)
+        candidates = dict(self.inductions)
         changed = True
         while changed:                  # (each one's uniformity may rest on the others')
             changed = False
@@ -128,6 +129,23 @@ class _Kernel:
                 if not self._uniform(init) or not self._uniform_control(loop):
                     del self.inductions[v]
                     changed = True
+        self.strided = {}
+        start = self.fp.env_at([self.k.body])
+        for v, (init, step, loop) in candidates.items():
+            if v in self.inductions or start is None:
+                continue
+            lanes = {}
+            got = self.parse(init, lanes, start)
+            if got is None or any(f[0] in ("ind", "str") for m in got[0] for f in m):
+                continue
+            form, first = dict(got[0]), np.zeros(len(start.mask), dtype=np.int64)
+            for key, e in lanes.items():
+                value = start.value(e, None)
+                if value is None:
+                    break
+                first = first + form.pop((key,), 0) * value
+            else:
+                self.strided[v] = (form, first, step, loop)
         return self.inductions
 
     def _uniform_control(self, loop):
@@ -220,6 +238,9 @@ class _Kernel:
             if v in self.inductions:
                 self.atoms[id(v)] = v
                 return {(("ind", id(v)),): 1}, True
+            if v in getattr(self, "strided", {}):
+                self.atoms[id(v)] = v
+                return {(("str", id(v)),): 1}, True
             init = self.fp.decls.get(v)
             if init is not None and v not in self.fp.assigned and getattr(v, "storage", None) == "private":
                 got = self.parse(init, lanes, env, depth + 1)
@@ -253,6 +274,9 @@ class _Kernel:
         for accesses in by_region.values():
             if any(a[1] != accesses[0][1] for a in accesses) and any(a[4] for a in accesses):
                 raise _NoProof()
+            if any(f[0] == "str" for m, _ in accesses[0][1] for f in m) and \
+                    len({a[5] for a in accesses}) != 1:
+                raise _NoProof()                # (residues of one element size only)
             if not _apart([(flat, part * size, write, size) for _, _, flat, part, write, size in accesses]):
                 raise _NoProof()
         if not bounds or len({id(a[0]) for accesses in by_region.values() for a in accesses}) != 1:
@@ -300,7 +324,16 @@ class _Kernel:
             else:
                 facts.append(fact)
         keep = env.mask
-        return pointer.kids[0].val, uniform, form, (env.lanes["flat"][keep], part[keep]), ranges, facts
+        flat, part = env.lanes["flat"][keep], part[keep]
+        strided = [f for m in uniform for f in m if f[0] == "str"]
+        if strided:                             # (U0 + first(lane) + step * turns + d)
+            d = uniform.get((), 0)
+            if lane_nodes.keys() & {k for m in form for k in m} or set(uniform) - {(strided[0],), ()} \
+                    or uniform[(strided[0],)] != 1:
+                return None
+            _, first, step, _ = self.strided[self.atoms[strided[0][1]]]
+            part = (first[flat] + d) % step     # (two work-items meet only on one residue)
+        return pointer.kids[0].val, uniform, form, (flat, part), ranges, facts
 
     def _one_value(self, v, node, path, region):
         """Whether induction variable v has one value for every work-item at `node` in an epoch
@@ -424,7 +457,7 @@ class _Kernel:
         def of_form(form):
             total = {}
             for m, c in form.items():
-                if len(m) == 1 and m[0][0] in ("ind", "min", "lane"):
+                if len(m) == 1 and m[0][0] in ("ind", "str", "min", "lane"):
                     total = _plus(total, _scale(of_atom(m[0]), abs(c)), 1)
                 else:
                     total = _plus(total, {m: abs(c)}, 1)
@@ -443,13 +476,27 @@ class _Kernel:
             into[rest] = into.get(rest, 0) + c
         return out
 
+    def _first_value(self, atom):
+        """A form an induction or strided variable never falls below: its first value (the
+        least of a strided one's lanes)."""
+        v = self.atoms[atom[1]]
+        if atom[0] == "str":
+            form, first, _, _ = self.strided[v]
+            return _plus(form, {(): int(first.min())}, 1)
+        got = self.parse(self.inductions[v][0])
+        return None if got is None else got[0]
+
     def _atom_forms(self, atom):
         """(what its value may exceed them by, the forms an atom's value is bounded by)."""
         node = self.atoms[atom[1]]
         if atom[0] == "min":
             return 0, [self.parse(x)[0] for x in node.kids]
-        init, step, loop = self.inductions[node]
-        out = [self.parse(init)[0]]
+        if atom[0] == "str":
+            form, first, step, loop = self.strided[node]
+            out = [_plus(form, {(): int(abs(first).max())}, 1)]
+        else:
+            init, step, loop = self.inductions[node]
+            out = [self.parse(init)[0]]
         for c in local_footprints._conjuncts(loop.kids[1]):
             if c.op == "bin" and len(c.kids) == 2:
                 out.extend(s[0] for s in (self.parse(x) for x in c.kids) if s is not None)
@@ -477,9 +524,9 @@ class _Kernel:
                     out += self._extremes(_plus(rest, _scale(self.parse(x)[0], c), 1), upper, facts, ranges,
                                           depth + 1)
         elif not up:
-            init = self.parse(self.inductions[self.atoms[atom[1]]][0])
+            init = self._first_value(atom)
             if init is not None:
-                out = self._extremes(_plus(rest, _scale(init[0], c), 1), upper, facts, ranges, depth + 1)
+                out = self._extremes(_plus(rest, _scale(init, c), 1), upper, facts, ranges, depth + 1)
         else:
             for f in facts:
                 k = f.get((atom,), 0)
@@ -518,9 +565,9 @@ class _Kernel:
                 for side in sides:
                     out += self._prove(_plus(rest, side, 1), facts, ranges, depth + 1)
         elif c > 0:
-            init = self.parse(self.inductions[self.atoms[atom[1]]][0])
+            init = self._first_value(atom)
             if init is not None:
-                out = self._prove(_plus(rest, _scale(init[0], c), 1), facts, ranges, depth + 1)
+                out = self._prove(_plus(rest, _scale(init, c), 1), facts, ranges, depth + 1)
         if atom[0] != "min" and c < 0:
             for f in facts:                     # (goal - m * f >= 0 gives goal >= 0)
                 k = f.get((atom,), 0)
