@@ -31,7 +31,7 @@ bytes may then be reached by accesses this does not see.
 
 In pyopencl's scan (scan_lev1) every use of its local array loses its race check.
 """
-from . import barrier_regions, local_footprints
+from . import barrier_regions
 from .barrier_tree import assigned_vars, walk
 
 _USES = ("load", "assign", "cassign", "incdec")
@@ -83,6 +83,7 @@ def race_free_accesses(k):
     for key, a in occurrences.items():
         if a.var.val not in escaped:
             by_region.setdefault((region_of[key], a.var.val), []).append(a)
+    from . import local_footprints   # (numpy: imported when a checked kernel is built, not with the platform)
     footprints = local_footprints.Footprints(k) if all(x > 0 for x in k.reqd) else None
     free = {}
     for (_, obj), accesses in by_region.items():
@@ -185,7 +186,8 @@ def _classify(var, path, lid_vars):
     use = path[at[0]]
     if use.op not in _USES or use.kids[0] is not node:
         return None
-    return _Access(var, node, use, tuple(path), chain, use.op != "load", column, length if dims > 1 else 0, _guard_bound(var, path, lid_vars))
+    return _Access(var, node, use, tuple(path), chain, use.op != "load", column, length if dims > 1 else 0,
+                   _guard_bound(var, path, lid_vars))
 
 
 def _guard_bound(var, path, lid_vars):

@@ -17,7 +17,7 @@ tags would have been skipped at run time anyway (serial 0).
 """
 from llvmlite import ir
 
-from . import check_global_races, check_private_launch, check_windows, workgroup
+from . import check_global_races, check_private_launch, workgroup
 from .check_layout import GS_HEADER, rec_global_shadow
 from .irbuild import I1, I64, PTR, Builder
 
@@ -88,6 +88,7 @@ def plain(mg, k, emit_body):
 def _left_out(mg, k):
     """(read-only arguments, private ones: check_private.py) of kernel k."""
     read_only = read_only_arguments(mg, k)
+    from . import check_windows          # (numpy: imported when a checked kernel is built, not with the platform)
     private = tuple(i for i in check_windows.private_arguments(mg.check_table(), k) if i not in read_only)
     return read_only, private
 
@@ -122,6 +123,7 @@ def _dispatch(mg, k, name, read_only, private):
         for j in check_global_races.global_arguments(k):
             if j != i:
                 go = b.and_(go, b.or_(b.icmp_unsigned("==", own, I64(0)), b.icmp_unsigned("!=", own, header(j))))
+    from . import check_windows          # (numpy: not imported with the platform)
     proofs = check_windows.proofs(mg.check_table(), k)
     for i in private:
         go = b.and_(go, check_private_launch.condition(b, k, proofs[i], args_p, ctx))

@@ -23,7 +23,7 @@ line, column, access, size, object) goes into the kernel's metadata.
 from llvmlite import ir
 
 from .. import abi
-from . import check_defined, check_global_races, check_intervals, check_shadow, check_written, local_footprints
+from . import check_defined, check_global_races, check_intervals, check_shadow
 from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
                            REC_GLOBAL_ID,
                            REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE,
@@ -241,6 +241,7 @@ class CheckTable:
         if found is None:
             found = self.local_inside[f.name] = set()
             if f.body is not None and all(x > 0 for x in f.reqd):
+                from . import local_footprints      # (numpy: not imported with the platform)
                 occurrences, _ = check_intervals.local_accesses(f)
                 footprints = local_footprints.Footprints(f)
                 for a in occurrences.values():
@@ -259,6 +260,7 @@ class CheckTable:
             return False
         found = self.written_reads.get(f.name)
         if found is None:
+            from . import check_written             # (numpy: not imported with the platform)
             found = self.written_reads[f.name] = check_written.surely_written(f)
         return id(node) in found[1 if write else 0]
 
