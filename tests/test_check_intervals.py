@@ -3,11 +3,10 @@ cannot race (lowering/check_intervals.py). Which accesses qualify, on the typed 
 that look close to those, still found when the kernel runs."""
 import pytest
 
-from pyplat.compiler import driver, frontend
 from pyplat.compiler.lowering import check_intervals
 from pyplat.compiler.lowering.barrier_tree import walk
 
-from test_kernel_check import PRELUDE, findings
+from test_kernel_check import PRELUDE, findings, typed_kernels
 
 pytest.importorskip("pyopencl")
 
@@ -121,20 +120,7 @@ void escaped(__global int *out) {
 
 
 def kernels():
-    got = []
-    real = frontend.Frontend.run
-
-    def capture(self):
-        ks = real(self)
-        got.extend(ks)
-        return ks
-    frontend.Frontend.run = capture
-    try:
-        r = driver.build(SOURCE, use_cache=False)
-    finally:
-        frontend.Frontend.run = real
-    assert r.ok, r.log
-    return {k.name: k for k in got}
+    return typed_kernels(SOURCE)
 
 
 def free_lines(k):

@@ -8,11 +8,10 @@ import textwrap
 
 import pytest
 
-from pyplat.compiler import driver, frontend
 from pyplat.compiler.lowering import check_written
 from pyplat.compiler.lowering.barrier_tree import walk
 
-from test_kernel_check import PRELUDE, findings
+from test_kernel_check import PRELUDE, findings, typed_kernels
 
 pytest.importorskip("pyopencl")
 
@@ -67,20 +66,7 @@ void carry(__global int *out, __global const int *in, int n) {
 
 
 def kernels():
-    got = []
-    real = frontend.Frontend.run
-
-    def capture(self):
-        ks = real(self)
-        got.extend(ks)
-        return ks
-    frontend.Frontend.run = capture
-    try:
-        r = driver.build(SOURCE, use_cache=False)
-    finally:
-        frontend.Frontend.run = real
-    assert r.ok, r.log
-    return {k.name: k for k in got}
+    return typed_kernels(SOURCE)
 
 
 def written_lines(k):
@@ -123,20 +109,7 @@ def test_which_reads_are_surely_written():
 def test_a_guarded_carry_in_is_written():
     """Without the unguarded read, the carry's read of the last turn's row is written."""
     src = SOURCE.replace("            s += t[1][3];", "            s += 0;")
-    got = []
-    real = frontend.Frontend.run
-
-    def capture(self):
-        ks = real(self)
-        got.extend(ks)
-        return ks
-    frontend.Frontend.run = capture
-    try:
-        r = driver.build(src, use_cache=False)
-    finally:
-        frontend.Frontend.run = real
-    assert r.ok, r.log
-    k = next(k for k in got if k.name == "carry")
+    k = typed_kernels(src)["carry"]
     found = check_written.surely_written(k)[0]
     for text in ("t[0][0] += t[1][WG - 1];", "s += t[0][lid];"):
         at = next(i for i, s in enumerate(src.split("\n"), 1) if text in s)

@@ -177,6 +177,26 @@ def line_of(text):
     return next(n for n, line in enumerate(CATALOGUE.split("\n"), 1) if text in line)
 
 
+def typed_kernels(source):
+    """{name: kernel} of source's kernels on the typed tree, as the lowering sees them (built
+    afresh, so that the analyses run on them can be called directly)."""
+    from pyplat.compiler import driver, frontend
+    got = []
+    real = frontend.Frontend.run
+
+    def capture(self):
+        ks = real(self)
+        got.extend(ks)
+        return ks
+    frontend.Frontend.run = capture
+    try:
+        r = driver.build(source, use_cache=False)
+    finally:
+        frontend.Frontend.run = real
+    assert r.ok, r.log
+    return {k.name: k for k in got}
+
+
 def findings(stderr):
     return [line for line in stderr.split("\n") if line.startswith("pyplat: check: ")]
 

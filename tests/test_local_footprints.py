@@ -10,10 +10,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from pyplat.compiler import driver, frontend
 from pyplat.compiler.lowering import check_intervals, local_footprints
 
-from test_kernel_check import PRELUDE, findings
+from test_kernel_check import PRELUDE, findings, typed_kernels
 
 pytest.importorskip("pyopencl")
 
@@ -51,20 +50,7 @@ void bounds(__global int *out) {
 
 
 def kernels():
-    got = []
-    real = frontend.Frontend.run
-
-    def capture(self):
-        ks = real(self)
-        got.extend(ks)
-        return ks
-    frontend.Frontend.run = capture
-    try:
-        r = driver.build(SOURCE, use_cache=False)
-    finally:
-        frontend.Frontend.run = real
-    assert r.ok, r.log
-    return {k.name: k for k in got}
+    return typed_kernels(SOURCE)
 
 
 def line(text):
