@@ -6,7 +6,7 @@ import pytest
 from pyplat.compiler.lowering import check_intervals
 from pyplat.compiler.lowering.barrier_tree import walk
 
-from test_kernel_check import PRELUDE, findings, typed_kernels
+from test_kernel_check import PRELUDE, findings, local_uses_by_line, typed_kernels
 
 pytest.importorskip("pyopencl")
 
@@ -127,13 +127,7 @@ def free_lines(k):
     """Source lines of k's uses of `__local` variables: {line: True (no race check), ONE_ROW
     (one only in groups of more than one row) or False}, where all uses on the line agree."""
     free = check_intervals.race_free_accesses(k)
-    lines = {}
-
-    def visit(n):
-        if n.op == "var" and n.val in set(k.local_vars):
-            lines.setdefault(n.cur.location.line, []).append(free.get(id(n), False))
-    walk(k.body, visit)
-    return {line: v[0] if len(set(v)) == 1 else "mixed" for line, v in lines.items()}
+    return local_uses_by_line(k, lambda key: free.get(key, False))
 
 
 def line(text):

@@ -9,9 +9,8 @@ import textwrap
 import pytest
 
 from pyplat.compiler.lowering import check_written
-from pyplat.compiler.lowering.barrier_tree import walk
 
-from test_kernel_check import PRELUDE, findings, typed_kernels
+from test_kernel_check import PRELUDE, findings, local_uses_by_line, typed_kernels
 
 pytest.importorskip("pyopencl")
 
@@ -72,13 +71,7 @@ def kernels():
 def written_lines(k):
     """{source line: whether the reads of `__local` variables there are found written}."""
     found = check_written.surely_written(k)[0]
-    lines = {}
-
-    def visit(n):
-        if n.op == "var" and n.val in set(k.local_vars):
-            lines.setdefault(n.cur.location.line, []).append(id(n) in found)
-    walk(k.body, visit)
-    return {line: v[0] if len(set(v)) == 1 else "mixed" for line, v in lines.items()}
+    return local_uses_by_line(k, lambda key: key in found)
 
 
 def line(text):
@@ -92,11 +85,9 @@ def test_which_reads_are_surely_written():
                           ("int c = u[lid];", False)):
         assert lines[line(text)] is written, (text, lines)
     settled = check_written.surely_written(ks["covered"])[1]
-    writes = {}
-    walk(ks["covered"].body, lambda n: writes.setdefault(n.cur.location.line, []).append(id(n) in settled)
-         if n.op == "var" and n.val in set(ks["covered"].local_vars) else None)
-    assert writes[line("t[lid] = b;")] == [True] and writes[line("u[lid] = c;")] == [False], writes
-    assert writes[line("t[lid] = in[lid];")] == [False], writes
+    writes = local_uses_by_line(ks["covered"], lambda key: key in settled)
+    assert writes[line("t[lid] = b;")] is True and writes[line("u[lid] = c;")] is False, writes
+    assert writes[line("t[lid] = in[lid];")] is False, writes
     assert written_lines(ks["same_epoch"])[line("int a = t[(lid + 1) % WG];")] is False
     lines = written_lines(ks["carry"])
     # (the unguarded read of t[1][3] reads it unwritten in the first turn; it feeds s, which is
@@ -110,13 +101,10 @@ def test_a_guarded_carry_in_is_written():
     """Without the unguarded read, the carry's read of the last turn's row is written."""
     src = SOURCE.replace("            s += t[1][3];", "            s += 0;")
     k = typed_kernels(src)["carry"]
-    found = check_written.surely_written(k)[0]
+    lines = written_lines(k)
     for text in ("t[0][0] += t[1][WG - 1];", "s += t[0][lid];"):
         at = next(i for i, s in enumerate(src.split("\n"), 1) if text in s)
-        reads = []
-        walk(k.body, lambda n: reads.append(id(n) in found) if n.op == "var" and n.val in set(k.local_vars)
-             and n.cur.location.line == at else None)
-        assert reads and all(reads), (text, reads)
+        assert lines[at] is True, (text, lines)
 
 
 def test_undefined_reads_next_to_written_ones_are_found():

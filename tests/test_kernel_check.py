@@ -197,6 +197,19 @@ def typed_kernels(source):
     return {k.name: k for k in got}
 
 
+def local_uses_by_line(k, value):
+    """{source line: value(id of the node)} over kernel k's uses of its `__local` variables, where
+    all uses on the line agree, else "mixed"."""
+    from pyplat.compiler.lowering.barrier_tree import walk
+    lines = {}
+
+    def visit(n):
+        if n.op == "var" and n.val in set(k.local_vars):
+            lines.setdefault(n.cur.location.line, []).append(value(id(n)))
+    walk(k.body, visit)
+    return {line: v[0] if len(set(v)) == 1 else "mixed" for line, v in lines.items()}
+
+
 def findings(stderr):
     return [line for line in stderr.split("\n") if line.startswith("pyplat: check: ")]
 

@@ -33,6 +33,18 @@ def walk(n, fn):
         stack.extend(k for k in x.kids if k is not None)
 
 
+def source_order(n):
+    """{id(node): its place in a walk of the tree n in source order}."""
+    order, stack = {}, [n]
+    while stack:
+        x = stack.pop()
+        if x is None or not hasattr(x, "op"):
+            continue
+        order[id(x)] = len(order)
+        stack.extend(reversed([k for k in x.kids or () if k is not None]))
+    return order
+
+
 def assigned_vars(n):
     """Variables the tree n assigns to, increments, or takes the address of."""
     out = set()
@@ -43,6 +55,22 @@ def assigned_vars(n):
             out.add(x.kids[0].val)
     walk(n, visit)
     return out
+
+
+def constant_int(e):
+    """e's value where it is an integer constant (through conversions), else None."""
+    while e is not None and e.op == "conv" and e.kids:
+        e = e.kids[0]
+    return e.val if e is not None and e.op == "const" and isinstance(e.val, int) else None
+
+
+def conjuncts(cond):
+    """The conditions cond requires through `&&` (conversions stripped at the top)."""
+    while cond is not None and cond.op == "conv" and cond.kids:
+        cond = cond.kids[0]
+    if cond is not None and cond.op == "land" and len(cond.kids) == 2:
+        return conjuncts(cond.kids[0]) + conjuncts(cond.kids[1])
+    return [cond]
 
 
 # ---------------------------------------------------------------------- helpers with barriers

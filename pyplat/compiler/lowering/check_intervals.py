@@ -32,7 +32,7 @@ bytes may then be reached by accesses this does not see.
 In pyopencl's scan (scan_lev1) every use of its local array loses its race check.
 """
 from . import barrier_regions
-from .barrier_tree import assigned_vars, walk
+from .barrier_tree import assigned_vars, constant_int, walk
 
 _USES = ("load", "assign", "cassign", "incdec")
 
@@ -225,7 +225,7 @@ def _below(cond, lid_vars):
         op = cond.val
     if op not in ("<", "<=") or _column(a, lid_vars) != 0:
         return None
-    k = _constant(c)
+    k = constant_int(c)
     if k is None:
         return None
     return k if op == "<" else k + 1
@@ -244,20 +244,14 @@ def _column(e, lid_vars):
         return lid_vars.get(e.kids[0].val)
     if e.op == "bin" and e.val == "+" and len(e.kids) == 2:
         for x, y in (e.kids, e.kids[::-1]):
-            c, k = _column(x, lid_vars), _constant(y)
+            c, k = _column(x, lid_vars), constant_int(y)
             if c is not None and k is not None:
                 return c + k
     return None
 
 
-def _constant(e):
-    while e is not None and e.op == "conv":
-        e = e.kids[0]
-    return e.val if e is not None and e.op == "const" and isinstance(e.val, int) else None
-
-
 def _is_zero(e):
-    return _constant(e) == 0
+    return constant_int(e) == 0
 
 
 def _local_id_variables(body):

@@ -53,10 +53,11 @@ class Proof:
     local id every site fixes; `reach` the sum of magnitudes (same shape, None for the uniform
     term) bounding every sub-expression; `args` the scalar arguments read."""
 
-    def __init__(self, linear, window, fixed, reach):
+    def __init__(self, linear, window, fixed, reach, conditions=(), args=()):
         self.linear, self.window, self.fixed, self.reach = linear, window, fixed, reach
-        self.args = sorted({f[1] for poly in list(linear.values()) + list(reach.values())
-                            for mono in poly for f in mono if f[0] == "arg"})
+        self.conditions = conditions    # (check_windows: ways, one of which must hold; window a polynomial)
+        self.args = sorted(set(args) | {f[1] for poly in list(linear.values()) + list(reach.values())
+                                        for mono in poly for f in mono if f[0] == "arg"})
 
 
 def note(table, g, index, node, size, write):

@@ -89,7 +89,7 @@ def condition(b, k, proof, args_p, ctx):
     for coefficient, count in ids:
         need(b.or_(b.icmp_unsigned("<=", count, one), b.icmp_unsigned(">", coefficient, below)))
         below = b.add(below, b.mul(coefficient, b.sub(count, one)))
-    conditions = getattr(proof, "conditions", None)
+    conditions = proof.conditions
     if conditions:                                # (check_windows: one of its ways holds)
         def at_least_zero(form):
             """form >= 0 for every group: its group ids' terms at their least."""

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import abi
 from . import barrier_regions, local_footprints
-from .barrier_tree import has_barrier, walk
+from .barrier_tree import assigned_vars, conjuncts, constant_int, has_barrier, walk
 from . import check_private
 from .check_private import GRP, Proof
 
@@ -66,10 +66,9 @@ def proofs(table, k):
 
 
 def _kernel(table, k):
-    kernels = table.race_proofs.setdefault("kernels", {})
-    if k.name not in kernels:
-        kernels[k.name] = _Kernel(k)
-    return kernels[k.name]
+    if k.name not in table.window_kernels:
+        table.window_kernels[k.name] = _Kernel(k)
+    return table.window_kernels[k.name]
 
 
 class _NoProof(Exception):
@@ -84,8 +83,9 @@ class _Kernel:
         self.parents = {}
         walk(k.body, lambda n: self.parents.update((id(x), n) for x in n.kids or () if x is not None))
         self.atoms = {}                         # id -> the variable or `min` node of an atom
-        self.compared = []                      # forms of values compared in facts (the reach)
-        self.inductions = self._inductions()
+        self.compared = []                      # forms of values one proof's facts compare (its reach)
+        self.inductions, self.strided = {}, {}  # (filled by _find_inductions, which reads them)
+        self._find_inductions()
 
     # ------------------------------------------------------------------ the tree
     def path(self, node):
@@ -94,8 +94,9 @@ class _Kernel:
             out.append(self.parents[id(out[-1])])
         return out[::-1]
 
-    def _inductions(self):
-        """{variable: (its declaration's initialiser, step, the `for` stepping it)}."""
+    def _find_inductions(self):
+        """self.inductions {variable: (its declaration's initialiser, step, the `for` stepping
+        it)} and self.strided {variable: (uniform part, first values per lane, step, the `for`)}."""
         steps = {}
 
         def visit(n):
@@ -115,7 +116,7 @@ class _Kernel:
             if len(found) != 1 or len(assigns.get(v, ())) != 1 or getattr(v, "storage", None) != "private":
                 continue
             loop, by = found[0]
-            step = 1 if by is None else _constant(by, self)
+            step = 1 if by is None else self.fp.constant(by)
             init = self.fp.decls.get(v)
             if init is None or not step or step <= 0 or v.type is None or not v.type.is_int \
                     or v.type.bits < 32:
@@ -129,7 +130,6 @@ class _Kernel:
                 if not self._uniform(init) or not self._uniform_control(loop):
                     del self.inductions[v]
                     changed = True
-        self.strided = {}
         start = self.fp.env_at([self.k.body])
         for v, (init, step, loop) in candidates.items():
             if v in self.inductions or start is None:
@@ -146,7 +146,6 @@ class _Kernel:
                 first = first + form.pop((key,), 0) * value
             else:
                 self.strided[v] = (form, first, step, loop)
-        return self.inductions
 
     def _uniform_control(self, loop):
         """Every condition deciding whether and how often `loop` steps is uniform: those around it,
@@ -186,7 +185,7 @@ class _Kernel:
             v = e.kids[0].val
             if v in self.k.params:
                 return not v.type.is_pointer and v not in self.fp.assigned
-            if v in getattr(self, "inductions", {}):
+            if v in self.inductions:
                 return True
             init = self.fp.decls.get(v)
             return init is not None and v not in self.fp.assigned and \
@@ -214,11 +213,11 @@ class _Kernel:
             return got
         if op == "const" and isinstance(e.val, int):
             return {(): e.val}, e.val >= 0
-        if op == "builtin" and e.val == "get_group_id" and len(kids) == 1 and _constant(kids[0], self) in (0, 1, 2):
-            return {(("grp", _constant(kids[0], self)),): 1}, True
-        if op == "builtin" and e.val in _SIZES and len(kids) == 1 and _constant(kids[0], self) in (0, 1, 2):
+        if op == "builtin" and e.val == "get_group_id" and len(kids) == 1 and constant_int(kids[0]) in (0, 1, 2):
+            return {(("grp", constant_int(kids[0])),): 1}, True
+        if op == "builtin" and e.val in _SIZES and len(kids) == 1 and constant_int(kids[0]) in (0, 1, 2):
             base = (abi.CTX_GLOBAL_SIZE, abi.CTX_LOCAL_SIZE, abi.CTX_NUM_GROUPS)[_SIZES[e.val]]
-            return {(("ctx", base + _constant(kids[0], self)),): 1}, True
+            return {(("ctx", base + constant_int(kids[0])),): 1}, True
         if op == "builtin" and e.val == "min" and len(kids) == 2 and self._uniform(e):
             sides = [self.parse(x, None, None, depth + 1) for x in kids]
             if any(s is None or not s[1] for s in sides):
@@ -238,7 +237,7 @@ class _Kernel:
             if v in self.inductions:
                 self.atoms[id(v)] = v
                 return {(("ind", id(v)),): 1}, True
-            if v in getattr(self, "strided", {}):
+            if v in self.strided:
                 self.atoms[id(v)] = v
                 return {(("str", id(v)),): 1}, True
             init = self.fp.decls.get(v)
@@ -260,6 +259,7 @@ class _Kernel:
 
     # ------------------------------------------------------------------ the proof
     def proof(self, sites):
+        self.compared = []
         by_region, bounds, forms = {}, [], []
         for g, node, size, write in sites:
             got = self._site(node, size)
@@ -369,10 +369,10 @@ class _Kernel:
                 cond = n.kids[0]
             elif n.op == "for" and len(n.kids) == 4 and inner is n.kids[3]:
                 cond = n.kids[1]
-                changed = local_footprints.assigned_vars(n.kids[3])
+                changed = assigned_vars(n.kids[3])
                 if any(x.op == "var" and x.val in changed for x in _nodes(cond)):
                     cond = None
-            for c in local_footprints._conjuncts(cond) if cond is not None else ():
+            for c in conjuncts(cond) if cond is not None else ():
                 lanes = {}
                 f = self._fact(c, lanes, env)
                 if f is not None:
@@ -426,11 +426,9 @@ class _Kernel:
                 into[rest] = into.get(rest, 0) + c
         everything = forms + [base, length] + [c for w in ways for c in w]
         reach = self._reach(forms, [r for _, _, _, r in bounds])     # (what the kernel computes)
-        p = Proof(linear, 0, frozenset((0, 1, 2)), reach)
-        p.window = _poly(length)
-        p.conditions = [[_split(c) for c in way] for way in ways]
-        p.args = sorted(set(p.args) | {f[1] for form in everything for m in form for f in m if f[0] == "arg"})
-        return p
+        conditions = [[_split(c) for c in way] for way in ways]
+        extra = {f[1] for form in everything for m in form for f in m if f[0] == "arg"}
+        return Proof(linear, _poly(length), frozenset((0, 1, 2)), reach, conditions, extra)
 
     def _reach(self, forms, lane_ranges):
         """{None: polynomial, (GRP, d): polynomial} bounding the magnitude of every form (each
@@ -497,7 +495,7 @@ class _Kernel:
         else:
             init, step, loop = self.inductions[node]
             out = [self.parse(init)[0]]
-        for c in local_footprints._conjuncts(loop.kids[1]):
+        for c in conjuncts(loop.kids[1]):
             if c.op == "bin" and len(c.kids) == 2:
                 out.extend(s[0] for s in (self.parse(x) for x in c.kids) if s is not None)
         return step, out
@@ -671,24 +669,6 @@ def _lane_key(e):
     if e.op == "load" and e.kids and e.kids[0].op == "var":
         return id(e.kids[0].val)
     return id(e)
-
-
-def _constant(e, kernel):
-    while e is not None and e.op == "conv" and e.kids:
-        e = e.kids[0]
-    if e is not None and e.op == "const" and isinstance(e.val, int):
-        return e.val
-    if e is not None and e.op == "load" and e.kids and e.kids[0].op == "var":
-        v = e.kids[0].val
-        init = kernel.fp.decls.get(v)
-        if init is not None and v not in kernel.fp.assigned:
-            got = kernel.parse(init)
-            if got is not None and set(got[0]) <= {()}:
-                return got[0].get((), 0)
-    if e is not None and e.op == "bin" and e.val == "*":
-        x, y = (_constant(k, kernel) for k in e.kids)
-        return None if x is None or y is None else x * y
-    return None
 
 
 def _condition_of(n):

@@ -22,7 +22,7 @@ read what its read phase wrote from `__global` memory; its last, partial unit's 
 checked (they read slots it did not write).
 """
 from . import barrier_regions, check_intervals, local_footprints
-from .barrier_tree import walk
+from .barrier_tree import conjuncts, source_order, walk
 
 import numpy as np
 
@@ -43,8 +43,7 @@ def surely_written(k):
     if region is None:
         return set(), set()
     fp = local_footprints.Footprints(k)
-    order = {}
-    walk_order(k.body, order)
+    order = source_order(k.body)
     reads = [a for a in accesses if a.use.op != "assign"]            # (cassign, incdec read too)
     writes = [a for a in accesses if a.write]
 
@@ -69,17 +68,6 @@ def _reached_by_undefined(order, a, writes, maybe, tainted):
     """Whether a write of a maybe-undefined value to a's object may come before access a."""
     return any(w.var.val is a.var.val and w.var is not a.var and _may_reach(order, w, a)
                and _undefined_value(w, maybe, tainted) for w in writes)
-
-
-def walk_order(body, order):
-    """{id(node): its place in a walk of the tree in source order}."""
-    stack = [body]
-    while stack:
-        n = stack.pop()
-        if n is None or not hasattr(n, "op"):
-            continue
-        order[id(n)] = len(order)
-        stack.extend(reversed([x for x in n.kids or () if x is not None]))
 
 
 def _covered(fp, region, r, writes):
@@ -165,26 +153,18 @@ def _before_this_turn(fp, pw, pr, common):
             return False
         v = inc.kids[0].val
         step = inc.val[0] if inc.op == "incdec" else \
-            _constant(fp, inc.kids[1]) if inc.op == "cassign" and inc.val == "+" else None
+            fp.constant(inc.kids[1]) if inc.op == "cassign" and inc.val == "+" else None
         first = fp.decls.get(v)
         changed = [x for x in _assignments(fp.k.body, v) if x is not inc]
         if not step or step <= 0 or first is None or changed or not _exact(fp, pw, at + 1):
             return False
         for n, inner in zip(pr[at + 1:], pr[at + 2:]):
             if n.op == "if" and inner is n.kids[1]:
-                for c in local_footprints._conjuncts(n.kids[0]):
+                for c in conjuncts(n.kids[0]):
                     if c.op == "bin" and c.val == "!=" and _same(c.kids[0], v, first, c.kids[1]):
                         return True
         return False
     return False
-
-
-def _constant(fp, e):
-    """e's value where it is the same constant for every work-item (through variables set once),
-    else None."""
-    env = fp.env_at([fp.k.body])
-    v = env.value(e, ()) if env is not None else None
-    return int(v[0]) if v is not None and len(v) and (v == v[0]).all() else None
 
 
 def _same(a, v, first, b):

@@ -69,6 +69,7 @@ class CheckTable:
         self.race_private_sites = {}   # kernel name -> {argument: [window]} (check_private.py)
         self.race_window_sites = {}    # kernel name -> {argument: [(g, node, size, write)]} (check_windows.py)
         self.race_proofs = {}          # (kernel name, argument) -> Proof or None, once the full version is lowered
+        self.window_kernels = {}       # kernel name -> its check_windows analysis
         self.race_written = {}         # kernel name -> {argument with a race-checked write}
         self.local_inside = {}         # kernel name -> ids of __local accesses always inside their variable
         self.written_reads = {}        # kernel name -> ids of __local reads surely written (check_written.py)

@@ -26,7 +26,7 @@ the access unknown, and its object in that region keeps its race checks.
 """
 import numpy as np
 
-from .barrier_tree import assigned_vars, walk
+from .barrier_tree import assigned_vars, conjuncts, constant_int, walk
 
 _MAX_LANES = 1 << 16          # local ids x loop iterations per access
 _MAX_BYTES = 1 << 21          # bytes per object and region
@@ -70,6 +70,13 @@ class Footprints:
             return None
         keep = env.mask
         return env.lanes["flat"][keep], start[keep], access.write, top.type.size
+
+    def constant(self, e):
+        """e's value where it is one integer for every work-item, from constants and the private
+        variables set once from them (`unit_size = K * WG`), else None."""
+        env = self.env_at([self.k.body])
+        v = env.value(e, ()) if env is not None else None
+        return int(v[0]) if v is not None and len(v) and (v == v[0]).all() else None
 
     def env_at(self, path):
         """The lanes that reach path[-1] (path: from the kernel's body down to it), or None."""
@@ -127,8 +134,8 @@ class Footprints:
             return None
         if inc.op == "incdec":
             step = inc.val[0]
-        elif inc.op == "cassign" and inc.val in ("+", "-") and _constant(inc.kids[1]) is not None:
-            step = _constant(inc.kids[1]) * (1 if inc.val == "+" else -1)
+        elif inc.op == "cassign" and inc.val in ("+", "-") and constant_int(inc.kids[1]) is not None:
+            step = constant_int(inc.kids[1]) * (1 if inc.val == "+" else -1)
         else:
             return None
         t = var.type
@@ -157,7 +164,7 @@ class _Env:
     def where(self, cond, holds, at):
         """The lanes where cond (of node `at`) is known to fail (holds) or to hold (not holds)
         are dropped."""
-        parts = _conjuncts(cond) if holds else [cond]
+        parts = conjuncts(cond) if holds else [cond]
         mask, loose = self.mask, self.loose
         for c in parts:
             v = self.value(c, None)
@@ -235,7 +242,7 @@ class _Env:
                 return (v != 0).astype(np.int64)
             return v
         if op == "builtin" and e.val in ("get_local_id", "get_local_size") and len(kids) == 1:
-            d = _constant(kids[0])
+            d = constant_int(kids[0])
             if d not in (0, 1, 2):
                 return None
             if e.val == "get_local_size":
@@ -339,20 +346,6 @@ def _breaks(body):
             visit(k, inner or x.op in ("for", "while", "do", "switch"))
     visit(body, False)
     return bool(found)
-
-
-def _conjuncts(cond):
-    while cond is not None and cond.op == "conv" and cond.kids:
-        cond = cond.kids[0]
-    if cond is not None and cond.op == "land" and len(cond.kids) == 2:
-        return _conjuncts(cond.kids[0]) + _conjuncts(cond.kids[1])
-    return [cond]
-
-
-def _constant(e):
-    while e is not None and e.op == "conv" and e.kids:
-        e = e.kids[0]
-    return e.val if e is not None and e.op == "const" and isinstance(e.val, int) else None
 
 
 def _address_taken(body, var):
