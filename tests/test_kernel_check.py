@@ -324,6 +324,28 @@ def test_each_buggy_kernel_is_found_at_its_line_and_the_host_goes_on(kernel):
     assert m and int(m.group(1)) == line_of(access), (line, line_of(access))
 
 
+@pytest.mark.parametrize("ending", ["exit", "os._exit"])
+def test_a_finding_is_out_when_the_wait_on_its_command_returns(ending):
+    """A program that waits for a failed launch and ends at once (even without Python's exit
+    handlers) has the finding on stderr before the wait returns: the wait reports failures
+    through the Python entry, which runs the command's clean-up (the finding's hook) first."""
+    p = run_script('''
+        import os, sys
+        out = cl.Buffer(ctx, mf.READ_WRITE, 4 * N)
+        inp = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.arange(N, dtype=np.int32))
+        ev = prg.read_past_global(q, (N,), (64,), out, inp)
+        try:
+            cl.wait_for_events([ev])
+        except cl.RuntimeError as e:
+            print("wait returned", "EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST" in str(e), file=sys.stderr, flush=True)
+        if sys.argv[-1] == "os._exit":
+            os._exit(0)
+    '''.replace("sys.argv[-1]", repr(ending)))
+    lines = p.stderr.split("\n")
+    at = lines.index("wait returned True")
+    assert [i for i, line in enumerate(lines) if line.startswith("pyplat: check: ")] == [at - 1], p.stderr
+
+
 def test_a_load_outside_yields_zero_and_the_rest_of_the_launch_runs():
     p = run_script('''
         out = cl.Buffer(ctx, mf.READ_WRITE, 4 * N)

@@ -39,7 +39,7 @@ from pyplat.core.queue import HOST, Retained
 from pyplat.runtime._sched cimport (
     pp_add, pp_load_i, pthread_mutex_t, pthread_mutex_init, pthread_mutex_lock, pthread_mutex_unlock,
     pthread_mutex_destroy,
-    K_NOP, K_COPY, K_FILL, CL_SUCCESS_, CL_OUT_OF_HOST_MEMORY_, ERR_WAIT_LIST, cmd_t, qcore_t, plan_t,
+    K_NOP, K_COPY, K_FILL, CL_SUCCESS_, CL_OUT_OF_HOST_MEMORY_, cmd_t, qcore_t, plan_t,
     hold_t, access_t, hold_init, hold_acquire, hold_pin, hold_unpin_idle, hold_unpin_or_defer, hold_unpin,
     cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_commit_nop, cmd_attach, cmd_wait,
     track_join,

@@ -4,7 +4,7 @@ import ctypes
 from pyplat import cl
 from pyplat.api import handles, info
 from pyplat.api.entry import entry
-from pyplat.api.errors import CLError, check
+from pyplat.api.errors import CLError, check, error_name
 from pyplat.core.context import Context
 from pyplat.core.event import Event, UserEvent
 
@@ -44,11 +44,10 @@ def clWaitForEvents(num_events, event_list):
     for e in events:
         if e.queue is not None:
             e.queue.flush()
-    failed = False
-    for e in events:
-        failed |= e.wait() < 0
-    if failed:
-        return cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+    failed = [(i, status) for i, status in enumerate([e.wait() for e in events]) if status < 0]
+    check(not failed, cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+          "; ".join(f"event {i} of the list ended with status {status} ({error_name(status)})"
+                    for i, status in failed[:4]) + ("; ..." if len(failed) > 4 else ""))
 
 
 INFO = {

@@ -36,7 +36,9 @@ cdef int32_t n_finish(size_t queue) noexcept nogil:
 cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
     """clWaitForEvents on published events of one context; the Python clWaitForEvents answers
     errors and callers holding the GIL. Clean-up that comes due is left to the reaper (unlike
-    clFinish, a wait does not promise it)."""
+    clFinish, a wait does not promise it), but for a failed command's: when one failed, the
+    Python entry answers (its wait finds them finished), so that the failure's report (a check
+    finding, its hook) is out and PYPLAT_DEBUG=err has logged the error when the call returns."""
     cdef cmd_t *cmds[MAX_NATIVE_WAITS]
     cdef tab_read_t r
     cdef size_t context = 0
@@ -60,7 +62,7 @@ cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
         else:
             cmd_wait(c)
         failed |= pp_load_i(&c.status) < 0
-    return ERR_WAIT_LIST if failed else CL_SUCCESS_
+    return PYPLAT_DEFER if failed else CL_SUCCESS_
 
 
 DEF EVENT_COMMAND_EXECUTION_STATUS = 0x11D3

@@ -9,6 +9,7 @@ ended, `watch`'s hook turns the record into a Finding: one line on stderr, and `
 Launches of one kernel object with the same arguments that overlap share the record: a
 finding is then reported once, by the first of them to end (each one's status is its own).
 """
+import atexit
 import ctypes
 import sys
 import threading
@@ -21,9 +22,11 @@ from pyplat.compiler.lowering.check_layout import (KIND_BOUNDS, KIND_DIVZERO, KI
 from pyplat.compiler.lowering.check_layout import OTHER_EXACT, OTHER_SAME_GROUP, TAG_FLAT_BITS
 from pyplat.compiler.lowering.check_shadow import shadow_factor as _factor
 from pyplat.core import check_shadows
+from pyplat.runtime.graph import reap
 
 findings = []                  # every Finding of this process, oldest first
 _lock = threading.Lock()
+_reaps_at_exit = []
 
 
 class Finding:
@@ -169,7 +172,10 @@ def _global_other(word):
 
 
 def watch(command, info, record):
-    """Report the record's finding once `command` (a launch of `info` with it) has ended."""
+    """Report the record's finding once `command` (a launch of `info` with it) has ended (its
+    hook runs at the next clean-up: a wait on it, clFinish, the reaper, or at exit)."""
+    if not _reaps_at_exit:
+        _reaps_at_exit.append(atexit.register(reap))     # a program that exits right after
     command.add_hook(lambda: (_report(info, record), check_shadows.launch_ended(record)))
 
 
