@@ -6,6 +6,7 @@ in kernels"). Faults outside kernel code still reach the handler that was there 
 Every case runs in a child process: a regression must fail the test, not kill pytest.
 """
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -164,3 +165,106 @@ def test_libclang_crash_recovery_keeps_working_next_to_kernel_faults():
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.count("clang True") == 2 and p.stdout.count("kernel -5") == 2, p.stdout
     assert "on top True" in p.stdout
+
+
+LINES_SRC = '''
+#include "helper.h"
+__kernel void wild_in_kernel(__global int *o, int bad) {
+    size_t i = get_global_id(0);
+    if (i == (size_t)bad)
+        *(__global int *)(size_t)64 = 1;               /* line 6 */
+    o[i] = (int)i;
+}
+__kernel void wild_in_helper(__global int *o, int bad) {
+    o[get_global_id(0)] = poke(get_global_id(0) == (size_t)bad, o);
+}
+__kernel void wild_after_barrier(__global int *o, __local int *t, int bad) {
+    size_t l = get_local_id(0);
+    t[l] = (int)l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int v = t[(l + 1) % get_local_size(0)];
+    if (get_global_id(0) == (size_t)bad) v = o[(size_t)1 << 42];       /* line 17 */
+    o[get_global_id(0)] = v;
+}
+'''
+HELPER_H = "int poke(int yes, __global int *o) {\n    if (yes)\n        return o[(size_t)1 << 41];\n    return 1;\n}\n"
+
+
+def lines_script(options, header_dir):
+    return f'''
+        src = {LINES_SRC!r}
+        prg3 = cl.Program(ctx, src).build(options={options!r} + ["-I", {str(header_dir)!r}])
+        q = cl.CommandQueue(ctx)
+        buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * N)
+        print("kernel", status(prg3.wild_in_kernel(q, (N,), (64,), buf, np.int32(70))), flush=True)
+        print("helper", status(prg3.wild_in_helper(q, (N,), (64,), buf, np.int32(130))), flush=True)
+        print("barrier", status(prg3.wild_after_barrier(q, (N,), (64,), buf, cl.LocalMemory(256),
+                                                         np.int32(200))), flush=True)
+        binary = prg3.get_info(cl.program_info.BINARIES)[0]
+        again = cl.Program(ctx, platform.get_devices(), [binary]).build()
+        print("binary", status(again.wild_in_kernel(q, (N,), (64,), buf, np.int32(300))), flush=True)
+        add_one(q, (N,), (64,), buf).wait()
+        print("alive")
+    '''
+
+
+def fault_lines(stderr):
+    return [line for line in stderr.split("\n") if line.startswith("pyplat: kernel")]
+
+
+@pytest.mark.parametrize("driver", ["pool", "basic"])
+def test_a_program_built_with_g_has_its_faults_named_by_source_line(tmp_path, driver):
+    """-g keeps a line table: the fault report names the faulting access's file:line:column,
+    in the kernel, in an inlined helper from an included header, after a barrier (the barrier
+    lowering's regions), and in a program made again from its binary."""
+    (tmp_path / "helper.h").write_text(HELPER_H)
+    p = run_script(lines_script(["-g"], tmp_path),
+                   env={"PYPLAT_DRIVER": driver, "PYPLAT_CACHE_DIR": "off", "PYOPENCL_NO_CACHE": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    for name in ("kernel", "helper", "barrier", "binary"):
+        assert f"{name} -5" in p.stdout, p.stdout
+    assert "alive" in p.stdout
+    faults = fault_lines(p.stderr)
+    assert len(faults) == 4, p.stderr
+    assert faults[0].startswith("pyplat: kernel 'wild_in_kernel' faulted in work-group (1, 0, 0) at <source>:6:9: "
+                                "SIGSEGV"), faults[0]
+    assert f"faulted in work-group (2, 0, 0) at {tmp_path}/helper.h:3:" in faults[1], faults[1]
+    # (LLVM merges the two loads of v into one of a selected address: code of no one line, named
+    # by the nearest line before it)
+    assert re.search(r"faulted in work-group \(3, 0, 0\) (at|near) <source>:17:", faults[2]), faults[2]
+    assert "faulted in work-group (4, 0, 0) at <source>:6:9: " in faults[3], faults[3]
+    assert not any("-g for the source line" in f for f in faults)
+
+
+def test_without_g_a_fault_report_says_how_to_get_the_line(tmp_path):
+    (tmp_path / "helper.h").write_text(HELPER_H)
+    p = run_script(lines_script([], tmp_path), env={"PYPLAT_CACHE_DIR": "off", "PYOPENCL_NO_CACHE": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    faults = fault_lines(p.stderr)
+    assert len(faults) == 4 and all(f.endswith("(build the program with -g for the source line)")
+                                    and "<source>:" not in f for f in faults), p.stderr
+
+
+def test_cached_builds_keep_their_own_source_positions(tmp_path):
+    """A build whose code or metadata carries source positions (-g line tables, PYPLAT_CHECK's
+    sites) is served from the cache only for its exact text: a source that differs in blank
+    lines alone (the same normal form) must report its own lines, not the cached build's."""
+    body = '''
+        src = "\\n" * int(sys.argv[-1]) + """__kernel void k(__global int *o) {
+            size_t i = get_global_id(0);
+            if (i == 9) *(__global int *)(size_t)64 = 1;
+            o[i] = 1;
+        }"""
+        q = cl.CommandQueue(ctx)
+        buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * 64)
+        status(cl.Program(ctx, src).build(options=["-g"]).k(q, (64,), (64,), buf))
+    '''
+    env = {"PYPLAT_CACHE_DIR": str(tmp_path / "cache"), "PYOPENCL_NO_CACHE": "1"}
+    for blank_lines, check in ((1, None), (3, None), (1, "bounds"), (4, "bounds")):
+        e = dict(env, PYPLAT_CHECK=check) if check else env
+        p = run_script(body, env=e, argv=[str(blank_lines)])
+        assert p.returncode == 0, p.stderr[-3000:]
+        if check:           # the wild write on line 3 of the kernel: a finding, or a fault
+            assert f"pointer to none of the kernel's objects, at <source>:{blank_lines + 3}:17" in p.stderr, p.stderr
+        else:
+            assert f"faulted in work-group (0, 0, 0) at <source>:{blank_lines + 3}:17" in p.stderr, p.stderr

@@ -21,6 +21,7 @@ from . import analysis, limits
 from .frontend import Frontend
 from .swizzle import SWIZZLE_TYPE_PREFIX
 from .lowering.barrier_tree import func_has_barrier
+from .lowering.line_tables import LineTables
 from .lowering.module import ModuleGen
 from .metadata import kernel_meta
 from .objects import from_package_parts, pack_object
@@ -160,6 +161,8 @@ def _build(source, opts, t0, origin=None, target=None, checks=frozenset()):
                                      extra_positions=bool(meta.get("lines"))))
     if "printf_formats" in meta:
         pmeta["printf_formats"] = meta["printf_formats"]
+    if meta.get("lines"):
+        pmeta["lines"] = True
     if checks:                 # a program binary of it is reloaded only under the same checks
         pmeta["checks"] = sorted(checks)
     if target is None:
@@ -294,6 +297,8 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, c
         triple, layout = jit.target_info()
         mg = ModuleGen(opts, triple, layout)
         mg.checks = checks
+        if "-g" in opts.flags:
+            mg.line_tables = LineTables(mg.module, SOURCE_NAME)
     else:
         mg = target.module_gen(opts)
     if detailed:
@@ -312,6 +317,8 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, c
     t_gen = time.perf_counter()
     meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, mg.check_sites()), "regions": mg.regions,
             "unavailable": unavailable, "opt_level": opts.opt_level}
+    if mg.check_sites() is not None or mg.line_tables is not None:
+        meta["lines"] = True        # source positions beyond the log's: cached for this exact text
     if mg.printf_formats:     # NVPTX: the formats of its printf records (JSON: string keys)
         meta["printf_formats"] = {str(i): list(f) for i, f in mg.printf_formats.items()}
     if for_link:        # signatures, so that link() can refuse a call through a wrong prototype

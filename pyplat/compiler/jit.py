@@ -26,6 +26,8 @@ class Engine:
 
     def __init__(self, engine):
         self._engine = engine
+        self.lines = None       # what lives as long as the code: its line table's registration
+                                # with the runtime (core/program.py), dropped before the code
 
     def get_function_address(self, name):
         with _lock:
@@ -33,6 +35,7 @@ class Engine:
 
     def __del__(self, _graveyard=_graveyard):
         # (bound at definition: at interpreter exit the module's globals may already be None)
+        self.lines = None           # unregistered before the code can go
         _graveyard.append(self._engine)
 
 

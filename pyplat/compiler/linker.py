@@ -226,6 +226,8 @@ def _link(parts, library, t0, origin=None, target=None):
                     "var_imports": {n: s for n, s in var_imports.items() if n not in var_exports},
                     "regions": sum(m.get("regions", 0) for m, _ in parts),
                     "opt_level": min(m.get("opt_level", 3) for m, _ in parts)}
+            if any(m.get("lines") for m, _ in parts):
+                meta["lines"] = True
             if target is not None:
                 meta["target"] = target.name
             return ObjectResult(True, log, pack_object(meta, str(mod)), kind="library")
@@ -252,6 +254,8 @@ def _link(parts, library, t0, origin=None, target=None):
     regions = sum(m.get("regions", 0) for m, _ in parts)
     opt_level = min(m.get("opt_level", 3) for m, _ in parts)
     pmeta = {"log": log, "kernels": kernels, "includes": [], "origin": origin}
+    if any(m.get("lines") for m, _ in parts):
+        pmeta["lines"] = True       # (-g units: the object has a line table; checks: sites)
     if target is None:
         obj = driver.native_object(ir_text, opt_level, regions)
         r = from_package_parts(pmeta, obj)       # (also packs it: r.package)

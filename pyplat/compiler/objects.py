@@ -23,7 +23,7 @@ import json
 import struct
 
 from .. import config
-from . import jit
+from . import jit, line_table
 from .environment import environment
 from .metadata import kernel_infos
 from .results import BuildResult
@@ -102,6 +102,7 @@ def from_package_parts(meta, obj, package=None):
     `package`: the verified bytes they came from (else they are packed again)."""
     ee = jit.load_object(obj)
     r = BuildResult(True, meta.get("log", ""), kernels=kernel_infos(meta["kernels"], ee), engine=ee)
+    r.line_table = line_table.read(obj) if meta.get("lines") else None
     r.package = bytes(package) if package is not None else pack_package(meta, obj)
     return r
 

@@ -41,6 +41,7 @@ class BuildResult:
         self.llvm_ir = None
         self.package = None           # object code + metadata (program binaries, the cache)
         self.cache_key = None
+        self.line_table = None        # -g: line_table.LineTable of the host code (fault reports)
 
     def __repr__(self):
         return "BuildResult(ok=%r, kernels=%r)" % (self.ok, list(self.kernels))

@@ -47,6 +47,16 @@ class Func:
         self.param_info = []        # per param: dict(type_name, addrspace, const, restrict, volatile)
 
 
+def source_position(cur):
+    """(file, line, column) of a libclang cursor's place in the source; ("<source>", 0, 0) where
+    it has none (check findings and line tables name positions this way)."""
+    try:
+        loc = cur.location
+        return (loc.file.name if loc.file else "<source>"), loc.line, loc.column
+    except Exception:
+        return "<source>", 0, 0
+
+
 class CompileError(Exception):
     """A lowering error at a source location (cursor or (file, line, col))."""
 

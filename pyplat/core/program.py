@@ -4,7 +4,7 @@ import threading
 
 from pyplat import cl
 from pyplat.core.object import RefCounted
-from pyplat.runtime.faults import keep_fault_guard_first
+from pyplat.runtime.faults import CodeLines, keep_fault_guard_first
 
 # An executable's binary: BINARY_MAGIC + JSON header + "\n" + source + the compiler's package
 # (object code and metadata; may be empty) + sha256 of all of it. Compiled objects and libraries
@@ -118,6 +118,7 @@ class Program(RefCounted):
         self.options = options
         if result.ok:
             self.result = result
+            _register_lines(result)
             self.launch_shapes = {}
             self.binary_type = cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
 
@@ -340,3 +341,13 @@ class Program(RefCounted):
     def destroy(self):
         self.result = None
         self.context.release()
+
+
+def _register_lines(result):
+    """-g: the code's line table to the runtime, so that a fault report names the source line;
+    registered as long as the code is loaded (the registration lives on the code's engine)."""
+    table, engine = result.line_table, result.engine
+    if table is None or engine is None or engine.lines is not None:
+        return
+    start, size = table.place(engine.get_function_address(table.anchor))
+    engine.lines = CodeLines(start, size, *table.packed())

@@ -102,6 +102,7 @@ QUEUED, SUBMITTED, RUNNING, COMPLETE = ST_QUEUED, ST_SUBMITTED, ST_RUNNING, ST_C
 # C; pyplat/runtime/sched/*.pxi):
 include "sched/tracing.pxi"
 include "sched/commands.pxi"
+include "sched/code_lines.pxi"
 include "sched/faults.pxi"
 include "sched/execution.pxi"
 include "sched/reaping.pxi"

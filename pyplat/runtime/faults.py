@@ -7,5 +7,10 @@ installed before ours.
     keep_fault_guard_first()    put our handler in front again where other code installed
                                 signal handlers over it (contexts, builds, libclang's index)
     fault_guard_installed()     whether ours is the first for every fault signal
+    CodeLines(start, size, rows, files)
+                                a program's line table (-g), registered while the object lives,
+                                so that a fault report names the source line (code_lines.pxi)
+    code_line(pc)               "file:line:column" of a registered address, or None
 """
-from pyplat.runtime._sched import fault_guard_installed, keep_fault_guard_first  # noqa: F401
+from pyplat.runtime._sched import (CodeLines, code_line, fault_guard_installed,  # noqa: F401
+                                   keep_fault_guard_first)

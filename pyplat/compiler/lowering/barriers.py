@@ -650,6 +650,8 @@ class BarrierKernelGen(FuncGen):
     def stmt(self, n):
         if n is None:
             return
+        if self.mg.line_tables is not None:
+            self.mg.line_tables.mark(self.b, n)
         op = n.op
         b = self.b
         if op in ("return", "break", "continue", "decl", "barrier"):

@@ -23,6 +23,7 @@ line, column, access, size, object) goes into the kernel's metadata.
 from llvmlite import ir
 
 from .. import abi
+from ..tree import source_position
 from . import check_defined, check_global_races, check_intervals, check_shadow
 from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
                            REC_GLOBAL_ID,
@@ -345,14 +346,7 @@ class CheckTable:
 
     # ------------------------------------------------------------------ guarded accesses
     def site(self, g, n, access, size, space, name):
-        c = n.cur if n is not None and n.cur is not None else g.f.cur
-        fname, line, col = "<source>", 0, 0
-        try:
-            loc = c.location
-            fname = loc.file.name if loc.file else fname
-            line, col = loc.line, loc.column
-        except Exception:
-            pass
+        fname, line, col = source_position(n.cur if n is not None and n.cur is not None else g.f.cur)
         self.sites.append([fname, line, col, access, size, name, space])
         return len(self.sites) - 1
 

@@ -154,6 +154,15 @@ class Expressions:
 
     # -------------------------------------------------------------- rvalues
     def rv(self, n):
+        lines = self.mg.line_tables
+        if lines is not None:           # -g: this node's instructions come from its position
+            before = lines.mark(self.b, n)
+            v = self._rv(n)
+            self.b.position = before
+            return v
+        return self._rv(n)
+
+    def _rv(self, n):
         if n.lv:
             v = self.load_lv(self.lvalue(n))
         else:

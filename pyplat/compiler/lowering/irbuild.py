@@ -18,10 +18,15 @@ WI_TYPE = ir.LiteralStructType([WI_SLOTS_TYPE, PTR, PTR])
 
 class Builder(ir.IRBuilder):
     """IRBuilder whose pointers are all opaque `ptr` (no typed-pointer checks). `defined`: under
-    PYPLAT_CHECK=uninit, the function's check_defined.Definedness, which sees every instruction."""
+    PYPLAT_CHECK=uninit, the function's check_defined.Definedness, which sees every instruction.
+    `position`: with line tables (-g), the source (file, line, column) that instructions built
+    now come from (line_tables.py makes them debug locations)."""
     defined = None
+    position = None
 
     def _insert(self, instr):
+        if self.position is not None:
+            instr.source_position = self.position
         d = self.defined
         if d is None or d.quiet:
             super()._insert(instr)

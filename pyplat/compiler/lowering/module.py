@@ -43,6 +43,7 @@ class ModuleGen:
         self.fp_contract = None        # pragmas.FPContract where the program has FP_CONTRACT pragmas
         self.printf_formats = {}       # format id -> (C format, value kinds): NVPTX's printf records
         self.checks = frozenset()      # PYPLAT_CHECK's kinds compiled in (host builds: driver.py)
+        self.line_tables = None        # -g on the host: line_tables.LineTables (driver.py)
         self._check_table = None
 
     def check_table(self):
@@ -180,6 +181,8 @@ class ModuleGen:
             self._check_table.finish([(g, v.type.size) for v, g in self.globals.items()
                                       if not isinstance(v, tuple) and g.global_constant
                                       and not g.name.startswith("__pyplat_check")])
+        if self.line_tables is not None:
+            self.line_tables.finish()
         return names
 
     def workgroup_function(self, k):

@@ -22,6 +22,8 @@ class Statements:
     def stmt(self, n):
         if n is None:
             return
+        if self.mg.line_tables is not None:
+            self.mg.line_tables.mark(self.b, n)
         b = self.b
         if b.block.is_terminated:
             b.position_at_end(b.append_basic_block("dead"))

@@ -123,6 +123,7 @@ cdef int run_groups(cmd_t *c, long workers) noexcept nogil:
     cdef char *scratch = NULL
     cdef int j, sig = 0
     cdef void *addr = NULL
+    cdef void *pc = NULL
     cdef const char *name = ""
     r.c, r.args, r.ctx, r.workers, r.start, r.last = c, c.args, c.geo, workers, 0, 0
     r.size = grab_chunk(c, workers, &r.start)
@@ -138,11 +139,11 @@ cdef int run_groups(cmd_t *c, long workers) noexcept nogil:
             for j in range(c.n_patch):
                 (<uint64_t *>(own + c.patch[j]))[0] += <uint64_t>scratch
             r.args = own
-    if pp_run_guarded(run_chunks, &r, &sig, &addr):
+    if pp_run_guarded(run_chunks, &r, &sig, &addr, &pc):
         if pp_cas(&c.fault, 0, sig):           # the first fault reports
             if c.plan != NULL:
                 name = c.plan.name
-            pp_report_fault(name, sig, addr, <unsigned long long *>r.ctx.group_id)
+            pp_report_fault(name, sig, addr, pc, <unsigned long long *>r.ctx.group_id)
         if pp_add(&c.groups_done, r.size + take_all_groups(c)) == c.total:
             r.last = 1
     free(own)

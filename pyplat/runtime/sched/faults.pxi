@@ -26,6 +26,7 @@ cdef extern from *:
     #include <stdio.h>
     #include <stdlib.h>
     #include <string.h>
+    #include <ucontext.h>
 
     #define PP_GUARD_SLOTS 512
     #define PP_ALTSTACK_SIZE (64 * 1024)
@@ -34,7 +35,8 @@ cdef extern from *:
         sigjmp_buf jb;
         volatile sig_atomic_t armed;
         volatile int sig;
-        void *volatile addr;
+        void *volatile addr;        /* the address the fault was about */
+        void *volatile pc;          /* the faulting instruction (NULL where unknown) */
     } pp_guard_t;
     typedef struct {            /* one per thread that ran guarded code; padded: no false sharing */
         long used;              /* 0 free, 2 being claimed, 1 owned */
@@ -76,6 +78,19 @@ cdef extern from *:
             raise(sig);
     }
 
+    /* The faulting instruction's address from the signal's context. */
+    static void *pp_fault_pc(void *uc) {
+        if (uc == NULL)
+            return NULL;
+    #if defined(__x86_64__)
+        return (void *)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+    #elif defined(__aarch64__)
+        return (void *)((ucontext_t *)uc)->uc_mcontext.pc;
+    #else
+        return NULL;
+    #endif
+    }
+
     static void pp_fault_dispatch(int level, int sig, siginfo_t *si, void *uc) {
         pthread_t self = pthread_self();
         int i, k;
@@ -89,6 +104,7 @@ cdef extern from *:
                 g->armed = 0;
                 g->sig = sig;
                 g->addr = si != NULL ? si->si_addr : NULL;
+                g->pc = pp_fault_pc(uc);
                 siglongjmp(g->jb, 1);      /* SA_NODEFER: the signal is not left blocked */
             }
         }
@@ -216,8 +232,9 @@ cdef extern from *:
         return pp_guard_slot;
     }
 
-    /* fn(arg) with this thread's guard armed: 0, or 1 if it faulted (*sig, *addr: what). */
-    static int pp_run_guarded(pp_guarded_fn fn, void *arg, int *sig, void **addr) {
+    /* fn(arg) with this thread's guard armed: 0, or 1 if it faulted (*sig, *addr, *pc: what,
+       and where in the code). */
+    static int pp_run_guarded(pp_guarded_fn fn, void *arg, int *sig, void **addr, void **pc) {
         pp_guard_t g;
         pp_guard_slot_t *s;
         pp_guard_t *outer;
@@ -233,6 +250,7 @@ cdef extern from *:
             __atomic_store_n(&s->guard, outer, __ATOMIC_RELEASE);
             *sig = g.sig;
             *addr = g.addr;
+            *pc = g.pc;
             return 1;
         }
         __atomic_store_n(&s->guard, &g, __ATOMIC_RELEASE);
@@ -249,24 +267,34 @@ cdef extern from *:
         pp_guard_slot = -1;
     }
 
-    static void pp_report_fault(const char *kernel, int sig, void *addr, const unsigned long long *group) {
+    /* The fault's line: the source position of the faulting instruction ("at"; "near": the
+       nearest line before code of no one line) where the program was built with a line table
+       (-g; code_lines.pxi), else a hint how to get one. */
+    static void pp_report_fault(const char *kernel, int sig, void *addr, void *pc,
+                                const unsigned long long *group) {
         const char *what = sig == SIGSEGV ? "SIGSEGV, invalid memory access"
                          : sig == SIGBUS ? "SIGBUS, invalid memory access"
                          : sig == SIGFPE ? "SIGFPE, arithmetic fault"
                          : sig == SIGILL ? "SIGILL, illegal instruction or trap" : "signal";
-        fprintf(stderr, "pyplat: kernel '%s' faulted in work-group (%llu, %llu, %llu): %s at %p; "
-                "the command ends with CL_OUT_OF_RESOURCES\\n",
-                kernel[0] ? kernel : "?", group[0], group[1], group[2], what, addr);
+        char where[560] = "", line[512];
+        int known = pc != NULL ? pp_code_line(pc, line, sizeof line) : 0;
+        if (known == 1 || known == 3)
+            snprintf(where, sizeof where, " %s %s", known == 1 ? "at" : "near", line);
+        fprintf(stderr, "pyplat: kernel '%s' faulted in work-group (%llu, %llu, %llu)%s: %s at %p; "
+                "the command ends with CL_OUT_OF_RESOURCES%s\\n",
+                kernel[0] ? kernel : "?", group[0], group[1], group[2], where, what, addr,
+                known == 0 ? " (build the program with -g for the source line)" : "");
         fflush(stderr);
     }
     """
     ctypedef void (*pp_guarded_fn)(void *) noexcept nogil
-    int pp_run_guarded(pp_guarded_fn fn, void *arg, int *sig, void **addr) nogil
+    int pp_run_guarded(pp_guarded_fn fn, void *arg, int *sig, void **addr, void **pc) nogil
     int pp_fault_install() nogil
     int pp_fault_install_if_moved() nogil
     int pp_fault_handler_on_top() nogil
     void pp_guard_fork_child() nogil
-    void pp_report_fault(const char *kernel, int sig, void *addr, const unsigned long long *group) nogil
+    void pp_report_fault(const char *kernel, int sig, void *addr, void *pc,
+                         const unsigned long long *group) nogil
 
 
 pp_fault_install()
