@@ -510,7 +510,7 @@ def lookup(size_t address, cls, int error):
 
 def _not_a(size_t address, cls, obj):
     """The reason of a failed lookup, in the words of the object the caller wanted."""
-    wanted = "a " + cls.__name__
+    wanted = ("an " if cls.__name__[0] in "AEIOU" else "a ") + cls.__name__     # (an Event)
     if address == 0:
         return f"NULL where {wanted} handle is needed"
     if obj is not None:
