@@ -103,26 +103,20 @@ def _symbols(data, sections):
     return out
 
 
+def _leb(d, at, signed=False):
+    """(value, offset after it) of the LEB128 number at `at`."""
+    value = shift = 0
+    while True:
+        b = d[at]
+        at += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return (value - (1 << shift) if signed and b & 0x40 else value), at
+
+
 def _uleb(d, at):
-    value = shift = 0
-    while True:
-        b = d[at]
-        at += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return value, at
-
-
-def _sleb(d, at):
-    value = shift = 0
-    while True:
-        b = d[at]
-        at += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return (value - (1 << shift) if b & 0x40 else value), at
+    return _leb(d, at)
 
 
 def _cstring(d, at):
@@ -199,7 +193,7 @@ def _unit(d, at, addresses, text_index, rows, files):
             n, p = _uleb(d, p)
             address += n * min_length
         elif op == 3:                        # advance_line
-            n, p = _sleb(d, p)
+            n, p = _leb(d, p, signed=True)
             line += n
         elif op == 4:                        # set_file
             file, p = _uleb(d, p)
