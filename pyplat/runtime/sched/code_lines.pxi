@@ -38,6 +38,12 @@ cdef extern from *:
     static pp_code_lines_t *pp_code_lines_list = NULL;
     static long pp_code_lines_next = 1;
 
+    /* In a forked child: the lock anew (a parent's thread may have held it); the tables stay,
+       the code they describe is the child's too. */
+    static void pp_code_lines_fork_child(void) {
+        pthread_mutex_init(&pp_code_lines_lock, NULL);
+    }
+
     /* rows: n_rows packed rows; names: n_names bytes of NUL-terminated file names. 0: no memory. */
     static long pp_code_lines_add(uintptr_t start, size_t size, const void *rows, size_t n_rows,
                                   const char *names, size_t n_names) {
@@ -141,6 +147,7 @@ cdef extern from *:
     long pp_code_lines_add(uintptr_t start, size_t size, const void *rows, size_t n_rows,
                            const char *names, size_t n_names) nogil
     void pp_code_lines_remove(long token) nogil
+    void pp_code_lines_fork_child() nogil
     int pp_code_line(const void *pc, char *out, size_t n) nogil
 
 

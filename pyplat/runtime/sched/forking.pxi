@@ -42,6 +42,7 @@ cdef void fork_child_native() noexcept nogil:
     cdef pool_t *p = process_pool
     cdef int i
     pp_guard_fork_child()
+    pp_code_lines_fork_child()
     pthread_mutex_init(&respawn_lock, NULL)
     pthread_mutex_init(&reap_lock, NULL)
     pthread_cond_init(&reap_cv, NULL)
