@@ -121,9 +121,15 @@ def test_pyplat_trace_summary(run_with_pyplat, tmp_path, pyplat_command):
     path, _ = traced(run_with_pyplat, tmp_path)
     r = run_with_pyplat(pyplat_command + ["trace", path])
     assert r.returncode == 0, r.stderr
-    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[1:] if line.strip()}
+    kinds, queue_part = r.stdout.split("\n\n")
+    rows = {line.split()[0]: line.split() for line in kinds.splitlines()[1:] if line.strip()}
     assert rows["scale_a"][1:3] == ["kernel", "4"]
     assert rows["scale_b"][1:3] == ["kernel", "3"]
+    # per queue: commands, tracks, most at once (a queue's overlapping commands: more tracks)
+    queues = {line.split(" (")[0]: [int(w) for w in line.split()[-3:]] for line in queue_part.splitlines()
+              if line.startswith("queue ") and line.split()[1].isdigit()}
+    assert queues["queue 1"][0] == 10, queue_part
+    assert all(1 <= most <= tracks <= count for count, tracks, most in queues.values()), queue_part
     svg = Path(str(path) + ".svg").read_text()
     assert svg.startswith("<svg") and svg.count("<rect") >= 13
 

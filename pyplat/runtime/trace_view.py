@@ -2,7 +2,10 @@
 
 Reads the JSON only (pyplat/runtime/trace.py writes it), so it runs anywhere, also on a trace
 copied from another machine. The summary is per command name, kernels first, like PoCL's
-POCL_TRACING=cq: count, total, mean and max of the run time (start to end) in µs.
+POCL_TRACING=cq: count, total, mean and max of the run time (start to end) in µs; then per
+queue how many commands ran, on how many tracks (commands of a queue that overlapped go to
+tracks of their own, "queue N · 2", ...) and how many of them ran at once at most: an in-order
+queue whose kernels the automatic mode ran side by side shows more than one.
 """
 import json
 from xml.sax.saxutils import escape
@@ -35,6 +38,34 @@ def format_summary(rows):
     lines = [f"{'command':<32} {'kind':<12} {'count':>7} {'total µs':>12} {'mean µs':>10} {'max µs':>10}"]
     for name, kind, count, total, mean, most in rows:
         lines.append(f"{name[:32]:<32} {kind:<12} {count:>7} {total:>12.1f} {mean:>10.1f} {most:>10.1f}")
+    return "\n".join(lines)
+
+
+def queues(events):
+    """Rows (queue, commands, tracks, most at once), in the order of the queues' numbers."""
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    by_queue = {}
+    for e in commands(events):
+        track = names.get((e["pid"], e["tid"]), "")
+        if track.startswith("queue "):
+            by_queue.setdefault(track.split(" · ")[0], []).append((track, e["ts"], e["ts"] + e["dur"]))
+    rows = []
+    for queue, slices in by_queue.items():
+        running = most = 0
+        for _, change in sorted([(start, 1) for _, start, _ in slices] + [(end, -1) for _, _, end in slices],
+                                key=lambda p: (p[0], p[1])):      # (an end before a start at one time)
+            running += change
+            most = max(most, running)
+        rows.append((queue, len(slices), len({track for track, _, _ in slices}), most))
+    rows.sort(key=lambda r: int(r[0].split()[1]) if r[0].split()[1].isdigit() else 0)
+    return rows
+
+
+def format_queues(rows):
+    lines = [f"{'queue':<44} {'commands':>9} {'tracks':>7} {'most at once':>13}"]
+    for queue, count, tracks, most in rows:
+        lines.append(f"{queue[:44]:<44} {count:>9} {tracks:>7} {most:>13}")
     return "\n".join(lines)
 
 
@@ -76,6 +107,8 @@ def main(path, svg_path=None):
     """Print the summary of the trace at path, write its SVG timeline; returns the SVG's path."""
     events = load(path)
     print(format_summary(summary(events)))
+    print()
+    print(format_queues(queues(events)))
     svg_path = svg_path or path + ".svg"
     with open(svg_path, "w") as f:
         f.write(svg(events))
