@@ -26,7 +26,7 @@ from pyplat.runtime.graph import reap
 
 findings = []                  # every Finding of this process, oldest first
 _lock = threading.Lock()
-_reaps_at_exit = []
+_reaping_at_exit = False       # reap() registered with atexit (the first watched launch)
 
 
 class Finding:
@@ -174,8 +174,10 @@ def _global_other(word):
 def watch(command, info, record):
     """Report the record's finding once `command` (a launch of `info` with it) has ended (its
     hook runs at the next clean-up: a wait on it, clFinish, the reaper, or at exit)."""
-    if not _reaps_at_exit:
-        _reaps_at_exit.append(atexit.register(reap))     # a program that exits right after
+    global _reaping_at_exit
+    if not _reaping_at_exit:           # a program that exits right after: its findings still out
+        atexit.register(reap)
+        _reaping_at_exit = True
     command.add_hook(lambda: (_report(info, record), check_shadows.launch_ended(record)))
 
 

@@ -41,10 +41,15 @@ def format_summary(rows):
     return "\n".join(lines)
 
 
+def track_names(events):
+    """(pid, tid) -> the track's name, from the metadata events."""
+    return {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+            if e.get("ph") == "M" and e.get("name") == "thread_name"}
+
+
 def queues(events):
     """Rows (queue, commands, tracks, most at once), in the order of the queues' numbers."""
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
-             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    names = track_names(events)
     by_queue = {}
     for e in commands(events):
         track = names.get((e["pid"], e["tid"]), "")
@@ -53,8 +58,8 @@ def queues(events):
     rows = []
     for queue, slices in by_queue.items():
         running = most = 0
-        for _, change in sorted([(start, 1) for _, start, _ in slices] + [(end, -1) for _, _, end in slices],
-                                key=lambda p: (p[0], p[1])):      # (an end before a start at one time)
+        # (sorted as pairs: at one time an end, -1, comes before a start)
+        for _, change in sorted([(start, 1) for _, start, _ in slices] + [(end, -1) for _, _, end in slices]):
             running += change
             most = max(most, running)
         rows.append((queue, len(slices), len({track for track, _, _ in slices}), most))
@@ -71,10 +76,7 @@ def format_queues(rows):
 
 def svg(events):
     """A timeline: a row per queue track and worker, a rectangle per command or run slice."""
-    names, rows = {}, {}
-    for e in events:
-        if e.get("ph") == "M" and e.get("name") == "thread_name":
-            names[(e["pid"], e["tid"])] = e["args"]["name"]
+    names, rows = track_names(events), {}
     slices = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("command", "run")]
     for e in slices:
         rows.setdefault((e["pid"], e["tid"]), []).append(e)
