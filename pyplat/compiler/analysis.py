@@ -1,89 +1,12 @@
 """Small analyses over the typed tree: which pointer arguments a kernel may write,
 and an estimate of private memory."""
+from . import pointer_writes
 from .tree import CompileError
 
 
-def _root_param(n):
-    """The parameter Var a pointer-valued/lvalue expression is based on, or None."""
-    while n is not None:
-        op = n.op
-        if op == "var":
-            return n.val if n.val.storage == "param" else None
-        if op in ("load", "conv", "decay", "swz", "vindex", "deref", "addr"):
-            n = n.kids[0]
-        elif op == "index":
-            n = n.kids[0]
-        elif op == "member":
-            n = n.kids[0]
-        elif op == "bin" and n.type is not None and n.type.is_pointer:
-            n = n.kids[0] if n.kids[0].type.is_pointer else n.kids[1]
-        else:
-            return None
-    return None
-
-
-# Builtins that only read through their pointer arguments; every other builtin may write through
-# its pointer arguments (vstore*, atomics, the out parameters of fract/modf/sincos/frexp/
-# lgamma_r/remquo, the destination of async_work_group_copy), so the argument counts as written.
-_READERS = ("vload", "prefetch", "printf")
-_ASYNC_COPIES = ("async_work_group_copy", "async_work_group_strided_copy")
-
-
 def written_params(kernel):
-    written = set()
-    visited = set()
-
-    def visit(n, addr_ctx=False):
-        if n is None:
-            return
-        op = n.op
-        if op == "load" and n.kids[0].op == "var":
-            v = n.kids[0].val
-            if v.storage == "param" and v.type.is_pointer and not addr_ctx:
-                written.add(v)        # pointer escapes (copied, passed on): be conservative
-            return
-        if op in ("assign", "cassign", "incdec"):
-            r = _root_param(n.kids[0])
-            if r is not None:
-                written.add(r)
-        if op == "index":
-            visit(n.kids[0], True)
-            visit(n.kids[1])
-            return
-        if op == "deref":
-            visit(n.kids[0], True)
-            return
-        if op == "member" and n.val[1]:
-            visit(n.kids[0], True)
-            return
-        if op == "bin" and (n.kids[0].type.is_pointer or n.kids[1].type.is_pointer):
-            cmp = n.val in ("<", ">", "<=", ">=", "==", "!=")
-            for k in n.kids:
-                visit(k, addr_ctx or cmp)
-            return
-        if op == "conv":
-            visit(n.kids[0], addr_ctx)
-            return
-        if op == "builtin":
-            name = n.val
-            for i, k in enumerate(n.kids):
-                if k.type.is_pointer:
-                    if not (name.startswith(_READERS) or (name in _ASYNC_COPIES and i == 1)):
-                        r = _root_param(k)
-                        if r is not None:
-                            written.add(r)
-                    visit(k, True)
-                else:
-                    visit(k)
-            return
-        if op == "call" and n.val not in visited:
-            visited.add(n.val)
-        for k in n.kids:
-            if k is not None and hasattr(k, "op"):
-                visit(k)
-
-    visit(kernel.body)
-    return written
+    """The kernel's pointer parameters it may write through (pointer_writes.py: sound)."""
+    return pointer_writes.written_params(kernel)
 
 
 def private_size(func, seen=None):
