@@ -25,12 +25,14 @@ _SCALARS = {
 }
 EVENT_T = T.Scalar("event_t", 64, False)
 _SCALARS[TK.OCLEVENT] = EVENT_T
+_SCALARS[TK.OCLSAMPLER] = T.SAMPLER
 if hasattr(TK, 'FLOAT16'):
     _SCALARS[TK.FLOAT16] = T.HALF
 ADDRSPACE = {0: "private", 1: "global", 2: "local", 3: "constant", 4: "private", 5: "generic"}
 _LITERALS = (CK.INTEGER_LITERAL, CK.FLOATING_LITERAL, CK.CHARACTER_LITERAL, CK.CXX_UNARY_EXPR,
              CK.CXX_BOOL_LITERAL_EXPR)
 BARRIERS = ("barrier", "work_group_barrier", "wait_group_events")   # the last: async copies done
+_ARRAY_KINDS = (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.VARIABLEARRAY, TK.DEPENDENTSIZEDARRAY)
 
 
 def _strip_quals(s):
@@ -116,6 +118,21 @@ class Frontend:
             elif f.kind in (CK.STRUCT_DECL, CK.UNION_DECL) and f.is_anonymous():
                 self._fields(r, ct, f)      # members of anonymous structs/unions: offsets in ct
 
+    def param_type(self, ct):
+        """A parameter's type: one declared as an array of T is a pointer to T (C99 6.7.5.3p7:
+        `float v[3]`, `float m[][3]` -> `float (*m)[3]`, `global float v[]`). libclang shows such a
+        parameter with the array type written (it unwraps clang's decayed type), so we adjust."""
+        if ct.kind in _ARRAY_KINDS:
+            return self.decayed(ct)
+        return self.ty(ct)
+
+    def decayed(self, ct):
+        """The pointer an array type `ct` decays to: its element's type, address space and
+        constness (the size, `static` and any `[const N]` qualifier do not matter to the value)."""
+        et = ct.element_type
+        return T.Pointer(self.ty(et), ADDRSPACE.get(et.get_address_space(), "private"),
+                         et.is_const_qualified())
+
     # ------------------------------------------------------------------ program
     def run(self):
         kernels = []
@@ -150,7 +167,7 @@ class Frontend:
             k = ch.kind
             if k == CK.PARM_DECL:
                 pt = ch.type
-                t = self.ty(pt)
+                t = self.param_type(pt)
                 if t is None:
                     raise CompileError("function pointer parameters are not supported", ch)
                 v = Var(ch.spelling, t, "param", ch)
@@ -161,7 +178,8 @@ class Frontend:
                     info = {"type_name": _strip_quals(pt.spelling), "addrspace": "private",
                             "const": False, "restrict": pt.is_restrict_qualified(), "volatile": False}
                     if pt.kind == TK.POINTER or t.is_pointer:
-                        pe = pt.get_pointee()
+                        # `global float a[]` is the pointer `global float *a`: its element's qualifiers
+                        pe = pt.element_type if pt.kind in _ARRAY_KINDS else pt.get_pointee()
                         info["addrspace"] = ADDRSPACE.get(pe.get_address_space(), "private")
                         info["const"] = pe.is_const_qualified()
                         info["volatile"] = pe.is_volatile_qualified()
@@ -446,6 +464,10 @@ class Frontend:
         if sub.op == "func" or t is None:
             return sub
         s = sub.type
+        if t.is_array and s.is_pointer:
+            # libclang shows clang's decayed type (an array parameter's, C99 6.7.5.3p7, and a
+            # conversion to it) as the array written: the value is the pointer it decays to
+            return self.conv(sub, self.decayed(c.type), c)
         if s.is_vector and ((t.is_scalar and t == s.elem) or (t.is_vector and t.elem == s.elem)):
             kind = "swz" if t.is_scalar or t.count != s.count else _full_width_kind(c, ch, sub)
             if kind:
@@ -530,7 +552,10 @@ class Frontend:
         sub = self.expr(next(c.get_children()))
         t = self.ty(c.type)
         if op == "&":
+            if t.pointee.is_array and sub.type.is_pointer:      # &v of a parameter `float v[3]`
+                t = T.Pointer(sub.type, t.addrspace, t.const)
             return Node("addr", t, [sub], cur=c)
+        t = _adjusted(t, sub)
         if op == "*":
             return Node("deref", t, [self.rvalue(sub)], lv=True, cur=c)
         if op in ("pre++", "pre--", "post++", "post--"):
@@ -545,7 +570,7 @@ class Frontend:
         op = capi.BINOPS.get(capi.binop_kind(c))
         ca, cb = c.get_children()
         a, b = self.expr(ca), self.expr(cb)
-        t = self.ty(c.type)
+        t = _adjusted(self.ty(c.type), a)
         if op == "=":
             return Node("assign", t, [a, self.rvalue(b)], cur=c)
         if op in ("&&", "||"):
@@ -560,7 +585,7 @@ class Frontend:
         op = capi.BINOPS.get(capi.binop_kind(c))
         ca, cb = c.get_children()
         a, b = self.expr(ca), self.expr(cb)
-        return Node("cassign", self.ty(c.type), [a, self.rvalue(b)], val=op[:-1], cur=c)
+        return Node("cassign", _adjusted(self.ty(c.type), a), [a, self.rvalue(b)], val=op[:-1], cur=c)
 
     def e_cond(self, c):
         k = [self.rvalue(self.expr(x)) for x in c.get_children()]
@@ -635,7 +660,7 @@ class Frontend:
             ret = self.ty(ref.type.get_result())
             params = []
             for i, ch in enumerate(x for x in ref.get_children() if x.kind == CK.PARM_DECL):
-                t = self.ty(ch.type)
+                t = self.param_type(ch.type)
                 if t is None:
                     raise CompileError("function pointer parameters are not supported", ch)
                 v = Var(ch.spelling, t, "param", ch)
@@ -643,7 +668,7 @@ class Frontend:
                 params.append(v)
             if not params and ref.type.kind == TK.FUNCTIONPROTO:
                 for i, at in enumerate(ref.type.argument_types()):
-                    v = Var("p%d" % i, self.ty(at), "param", ref)
+                    v = Var("p%d" % i, self.param_type(at), "param", ref)
                     v.index = i
                     params.append(v)
             is_kernel = capi.calling_conv(ref.type) == 200
@@ -691,6 +716,13 @@ _EXPR = {
     CK.CALL_EXPR: Frontend.e_call, CK.STRING_LITERAL: Frontend.e_string,
     CK.GENERIC_SELECTION_EXPR: Frontend.e_generic,
 }
+
+
+def _adjusted(t, n):
+    """The type of an expression whose type is its operand n's (assignment, `++`): clang's, except
+    where libclang shows a decayed parameter type as its array (see Frontend.param_type) and n is
+    the parameter, a pointer."""
+    return n.type if t.is_array and n.type.is_pointer else t
 
 
 def _full_width_kind(c, ch, sub):
