@@ -40,9 +40,11 @@ float vmat(float4 m[2][2]) { return m[1][0].w + m[0][1].y; }
 int sizes(float v[3], float m[3][3], __local float t[16]) {
     return (int)(sizeof(v) * 10000 + sizeof(m) * 100 + sizeof(m[0]) + sizeof(t) * 1000000);
 }
-float moved(float v[], int n) { v += n; v++; return *v + v[-1]; }
+float moved(float v[], int n) { v += n; v++; return *v + v[-1] + (2 + v)[-2] * *(v - 1); }
 float assigned(float v[], float w[]) { v = w; return v[1]; }
 float address(float v[3]) { float **pp = &v; return (*pp)[2]; }
+float derefs(float m[][3]) { return (*m)[1] + (*(m + 2))[2] * 3; }
+float chosen(float v[], float w[4], int c) { float r = (c ? v : w)[1]; return r + (c++, w)[2] * c; }
 
 kernel void arrays(global float a[], global const float b[], __local float t[16],
                    global float out[], global int iout[]) {
@@ -60,7 +62,7 @@ kernel void arrays(global float a[], global const float b[], __local float t[16]
     scale(v, 0.5f);
     float r = open_sum(v, 4) + sized(v) + trace(m) + row(m, 2) + macro_sized(cpm) + qualified(v)
             + gsum(b, 4) + lget(t, (l + 1) % 16) + pairs(p) + vecs(q, 1).z + vmat(vm)
-            + moved(v, 1) + assigned(v, &m[1][0]) + address(v);
+            + moved(v, 1) + assigned(v, &m[1][0]) + address(v) + derefs(m) + chosen(v, g > 3 ? v : v + 1, g & 1);
     gput(a, g, r);
     out[g] = r;
     iout[g] = cube(x) + (g == 0 ? sizes(v, m, t) : 0);
