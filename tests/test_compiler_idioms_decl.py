@@ -165,7 +165,10 @@ def test_array_parameter_forms_build():
                  "constant float a[2]", "__local float a[16]",
                  "global volatile int a[]", "global float a[restrict]"]:
         r = built("kernel void k(%s, global float *o) { o[0] = a[1]; }" % form)
-        assert r.kernels["k"].args[0].size == 8
+        a = r.kernels["k"].args[0]
+        assert a.size == 8 and a.kind == form.split()[0].strip("_")
+        # `a[restrict]` is a restrict pointer (CL_KERNEL_ARG_TYPE_RESTRICT), as clang says
+        assert bool(a.type_qualifier & 2) == ("restrict" in form), form
 
 
 def test_sampler_kernel_argument_metadata():
