@@ -191,6 +191,20 @@ void __attribute__((overloadable)) work_group_barrier(uint flags);
 #define CLK_GLOBAL_MEM_FENCE 2
 #define CLK_IMAGE_MEM_FENCE 4
 
+/* Sampler properties (spec 6.12.14.1 in 1.2), or-ed into a sampler_t initialiser. sampler_t is
+ * part of OpenCL C whatever the device's image support, and buffer-only kernels declare them.
+ * The bits are the SPIR 1.2 encoding clang uses too: addressing mode in bits 1-3, normalized
+ * coordinates in bit 0, filter in bits 4-5 (docs/compiler.md, "Samplers"). */
+#define CLK_ADDRESS_NONE 0
+#define CLK_ADDRESS_CLAMP_TO_EDGE 2
+#define CLK_ADDRESS_CLAMP 4
+#define CLK_ADDRESS_REPEAT 6
+#define CLK_ADDRESS_MIRRORED_REPEAT 8
+#define CLK_NORMALIZED_COORDS_FALSE 0
+#define CLK_NORMALIZED_COORDS_TRUE 1
+#define CLK_FILTER_NEAREST 0x10
+#define CLK_FILTER_LINEAR 0x20
+
 #define CHAR_BIT 8
 #define SCHAR_MAX 127
 #define SCHAR_MIN (-127-1)

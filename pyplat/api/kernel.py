@@ -84,6 +84,13 @@ def clSetKernelArg(kernel, arg_index, arg_size, arg_value):
         if buffer is not None:
             check(buffer.context is k.program.context, cl.CL_INVALID_MEM_OBJECT, "buffer from another context")
         k.set_arg(arg_index, ("mem", buffer))
+    elif arg.kind == "sampler":
+        # the spec's errors for a sampler argument; no cl_sampler can exist yet (clCreateSampler
+        # is CL_INVALID_OPERATION without image support), so no value is ever valid
+        check(arg_size == ctypes.sizeof(ctypes.c_void_p), cl.CL_INVALID_ARG_SIZE,
+              "a sampler argument's size is sizeof(cl_sampler)")
+        raise CLError(cl.CL_INVALID_SAMPLER, f"argument {arg.name} is a sampler_t: no samplers can "
+                      "be created on this platform")
     else:
         handle = None
         check(arg_value, cl.CL_INVALID_ARG_VALUE, "arg_value is NULL")

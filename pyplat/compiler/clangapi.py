@@ -42,6 +42,8 @@ _file_name = _fn("clang_getFileName", ci._CXString, ctypes.c_void_p)
 _cstr = _fn("clang_getCString", ctypes.c_char_p, ci._CXString)
 _dispose_str = _fn("clang_disposeString", None, ci._CXString)
 
+# clang's numbers of the OpenCL address spaces (Type.get_address_space())
+ADDRSPACE = {0: "private", 1: "global", 2: "local", 3: "constant", 4: "private", 5: "generic"}
 BINOPS = {3: "*", 4: "/", 5: "%", 6: "+", 7: "-", 8: "<<", 9: ">>", 11: "<", 12: ">", 13: "<=",
           14: ">=", 15: "==", 16: "!=", 17: "&", 18: "^", 19: "|", 20: "&&", 21: "||", 22: "=",
           23: "*=", 24: "/=", 25: "%=", 26: "+=", 27: "-=", 28: "<<=", 29: ">>=", 30: "&=",

@@ -10,6 +10,8 @@ from clang.cindex import CursorKind as CK, TypeKind as TK
 
 from . import types as T
 from . import clangapi as capi
+from . import params as PA
+from .clangapi import ADDRSPACE
 from . import swizzle as SW
 from . import attributes as AT
 from . import printed as PR
@@ -25,9 +27,9 @@ _SCALARS = {
 }
 EVENT_T = T.Scalar("event_t", 64, False)
 _SCALARS[TK.OCLEVENT] = EVENT_T
+_SCALARS[TK.OCLSAMPLER] = T.SAMPLER
 if hasattr(TK, 'FLOAT16'):
     _SCALARS[TK.FLOAT16] = T.HALF
-ADDRSPACE = {0: "private", 1: "global", 2: "local", 3: "constant", 4: "private", 5: "generic"}
 _LITERALS = (CK.INTEGER_LITERAL, CK.FLOATING_LITERAL, CK.CHARACTER_LITERAL, CK.CXX_UNARY_EXPR,
              CK.CXX_BOOL_LITERAL_EXPR)
 BARRIERS = ("barrier", "work_group_barrier", "wait_group_events")   # the last: async copies done
@@ -150,7 +152,7 @@ class Frontend:
             k = ch.kind
             if k == CK.PARM_DECL:
                 pt = ch.type
-                t = self.ty(pt)
+                t = PA.param_type(self.ty, pt)
                 if t is None:
                     raise CompileError("function pointer parameters are not supported", ch)
                 v = Var(ch.spelling, t, "param", ch)
@@ -159,9 +161,10 @@ class Frontend:
                 params.append(v)
                 if is_kernel:
                     info = {"type_name": _strip_quals(pt.spelling), "addrspace": "private",
-                            "const": False, "restrict": pt.is_restrict_qualified(), "volatile": False}
+                            "const": False, "restrict": PA.restrict_param(ch, pt), "volatile": False}
                     if pt.kind == TK.POINTER or t.is_pointer:
-                        pe = pt.get_pointee()
+                        # `global float a[]` is the pointer `global float *a`: its element's qualifiers
+                        pe = pt.element_type if pt.kind in PA.ARRAY_KINDS else pt.get_pointee()
                         info["addrspace"] = ADDRSPACE.get(pe.get_address_space(), "private")
                         info["const"] = pe.is_const_qualified()
                         info["volatile"] = pe.is_volatile_qualified()
@@ -446,6 +449,10 @@ class Frontend:
         if sub.op == "func" or t is None:
             return sub
         s = sub.type
+        if t.is_array and s.is_pointer:
+            # libclang shows clang's decayed type (an array parameter's and a conversion to it,
+            # params.py) as the array written: the value is the pointer it decays to
+            return self.conv(sub, PA.decayed(self.ty, c.type), c)
         if s.is_vector and ((t.is_scalar and t == s.elem) or (t.is_vector and t.elem == s.elem)):
             kind = "swz" if t.is_scalar or t.count != s.count else _full_width_kind(c, ch, sub)
             if kind:
@@ -530,11 +537,13 @@ class Frontend:
         sub = self.expr(next(c.get_children()))
         t = self.ty(c.type)
         if op == "&":
+            if t.pointee.is_array and sub.type.is_pointer:      # &v of a parameter `float v[3]`
+                t = T.Pointer(sub.type, t.addrspace, t.const)
             return Node("addr", t, [sub], cur=c)
         if op == "*":
             return Node("deref", t, [self.rvalue(sub)], lv=True, cur=c)
         if op in ("pre++", "pre--", "post++", "post--"):
-            return Node("incdec", t, [sub], val=(1 if op[-1] == "+" else -1, op.startswith("post")), cur=c)
+            return Node("incdec", PA.adjusted(t, sub), [sub], val=(1 if op[-1] == "+" else -1, op.startswith("post")), cur=c)
         if op in ("+", "__extension__"):
             return self.conv(sub, t, c)
         if op in ("-", "~", "!"):
@@ -547,24 +556,26 @@ class Frontend:
         a, b = self.expr(ca), self.expr(cb)
         t = self.ty(c.type)
         if op == "=":
-            return Node("assign", t, [a, self.rvalue(b)], cur=c)
+            return Node("assign", PA.adjusted(t, a), [a, self.rvalue(b)], cur=c)
         if op in ("&&", "||"):
             return Node("land" if op == "&&" else "lor", t, [self.rvalue(a), self.rvalue(b)], cur=c)
         if op == ",":
-            return Node("comma", t, [a, self.rvalue(b)], cur=c)
+            return Node("comma", PA.adjusted(t, b), [a, self.rvalue(b)], cur=c)
         if op is None:
             raise CompileError("unsupported binary operator", c)
-        return Node("bin", t, [self.rvalue(a), self.rvalue(b)], val=op, cur=c)
+        a, b = self.rvalue(a), self.rvalue(b)
+        # `v + n`, `n + v`, `v - n` have the pointer operand's type, a parameter's decayed one
+        return Node("bin", PA.adjusted(t, a if a.type.is_pointer else b), [a, b], val=op, cur=c)
 
     def e_cassign(self, c):
         op = capi.BINOPS.get(capi.binop_kind(c))
         ca, cb = c.get_children()
         a, b = self.expr(ca), self.expr(cb)
-        return Node("cassign", self.ty(c.type), [a, self.rvalue(b)], val=op[:-1], cur=c)
+        return Node("cassign", PA.adjusted(self.ty(c.type), a), [a, self.rvalue(b)], val=op[:-1], cur=c)
 
     def e_cond(self, c):
         k = [self.rvalue(self.expr(x)) for x in c.get_children()]
-        return Node("cond", self.ty(c.type), k, cur=c)
+        return Node("cond", PA.adjusted(self.ty(c.type), k[1]), k, cur=c)
 
     def e_cast(self, c):
         kids = [x for x in c.get_children() if x.kind.is_expression()]
@@ -635,7 +646,7 @@ class Frontend:
             ret = self.ty(ref.type.get_result())
             params = []
             for i, ch in enumerate(x for x in ref.get_children() if x.kind == CK.PARM_DECL):
-                t = self.ty(ch.type)
+                t = PA.param_type(self.ty, ch.type)
                 if t is None:
                     raise CompileError("function pointer parameters are not supported", ch)
                 v = Var(ch.spelling, t, "param", ch)
@@ -643,7 +654,7 @@ class Frontend:
                 params.append(v)
             if not params and ref.type.kind == TK.FUNCTIONPROTO:
                 for i, at in enumerate(ref.type.argument_types()):
-                    v = Var("p%d" % i, self.ty(at), "param", ref)
+                    v = Var("p%d" % i, PA.param_type(self.ty, at), "param", ref)
                     v.index = i
                     params.append(v)
             is_kernel = capi.calling_conv(ref.type) == 200

@@ -2,6 +2,7 @@
 and compiled objects), turned into KernelInfo objects when the program's code is loaded."""
 from .. import cl
 from . import analysis
+from . import types as T
 from .results import ArgInfo, KernelInfo
 
 _ADDR_Q = {"global": cl.CL_KERNEL_ARG_ADDRESS_GLOBAL, "constant": cl.CL_KERNEL_ARG_ADDRESS_CONSTANT,
@@ -30,6 +31,9 @@ def kernel_meta(kernels, names, check_sites=None):
                     tq |= cl.CL_KERNEL_ARG_TYPE_VOLATILE
                 size = 8
                 w = (p in written) and kind != "constant"
+            elif t is T.SAMPLER:
+                # set with a cl_sampler (api/kernel.py); the kernel reads the 4-byte CLK_* bits
+                kind, aq, tq, size, w = "sampler", cl.CL_KERNEL_ARG_ADDRESS_PRIVATE, cl.CL_KERNEL_ARG_TYPE_NONE, 4, False
             else:
                 kind, aq, tq, size, w = "value", cl.CL_KERNEL_ARG_ADDRESS_PRIVATE, cl.CL_KERNEL_ARG_TYPE_NONE, t.size, False
             args_info.append(ArgInfo(name=p.name, type_name=pi["type_name"], address_qualifier=aq,

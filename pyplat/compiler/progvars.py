@@ -17,6 +17,7 @@ from clang.cindex import CursorKind as CK
 
 from . import clangapi as capi
 from . import limits
+from . import types as T
 from .tree import Var, CompileError
 
 _WRAPPERS = (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR, CK.CSTYLE_CAST_EXPR)
@@ -195,6 +196,10 @@ def _vector(fe, c, t):
 
 def _scalar(c, t):
     v = capi.evaluate(c)
+    if v is None and t is T.SAMPLER:
+        # clang evaluates no sampler-typed expression: the integer under its conversion to
+        # sampler_t (the CLK_* bits) is the value
+        v = capi.evaluate(_unwrap(c))
     if v is None:
         raise CompileError("initializer of a program-scope variable is not a constant", c)
     return convert(v, t)

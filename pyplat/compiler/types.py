@@ -66,6 +66,10 @@ HALF = Scalar("half", 16, True, is_float=True)
 FLOAT = Scalar("float", 32, True, is_float=True)
 DOUBLE = Scalar("double", 64, True, is_float=True)
 VOID = Void()
+# sampler_t is its CLK_* bits (kernels/pyplat_opencl.h): clang lets a sampler only be initialised
+# from an integer constant, copied and passed, so a 32-bit integer is all of it (no image
+# function reads it yet); kernel metadata tells it apart by identity (metadata.py)
+SAMPLER = Scalar("sampler_t", 32, False)
 
 INT_OF_BITS = {8: CHAR, 16: SHORT, 32: INT, 64: LONG}
 UINT_OF_BITS = {8: UCHAR, 16: USHORT, 32: UINT, 64: ULONG}

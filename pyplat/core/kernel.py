@@ -98,9 +98,12 @@ class Kernel(RefCounted):
         self.check_records = {}       # launch plan -> its check record (PYPLAT_CHECK builds)
         # the plan and the arguments as the fast path sees them (`slot`: one made natively already)
         n_set = len(info.args)
+        # a sampler_t argument can never be set (no cl_sampler exists, api/kernel.py): such a
+        # kernel has no slot, so that every clSetKernelArg of it is the Python entry's
+        native = new_slot is not None and not any(arg.kind == "sampler" for arg in info.args)
         self.slot = slot if slot is not None else (new_slot(self.shape.kinds, self.shape.value_sizes[:n_set], self.shape.written[:n_set],
                               id(STDOUT) if getattr(info, "prints", True) else 0)
-                     if new_slot is not None else None)
+                     if native else None)
         self._prepared = False        # prepare_plan has run once (see there)
 
     def set_arg(self, index, value):
