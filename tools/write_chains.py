@@ -41,6 +41,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--chunk", type=int, default=400, help="kernels per child task")
+    ap.add_argument("--seconds", type=float, default=0, help="stop starting chunks after this long")
     ap.add_argument("--pocl-every", type=int, default=10, help="every Nth chunk also on PoCL (0: never)")
     a = ap.parse_args()
     tasks = [(s, min(a.chunk, a.seed + a.kernels - s), a.pocl_every and i % a.pocl_every == 0)
@@ -49,7 +50,13 @@ def main():
     bad = []
     t0 = time.time()
     with ProcessPoolExecutor(a.jobs) as ex:
-        for f in as_completed([ex.submit(work, t) for t in tasks]):
+        futures = [ex.submit(work, t) for t in tasks]
+        for f in as_completed(futures):
+            if a.seconds and time.time() - t0 > a.seconds:
+                for g in futures:
+                    g.cancel()          # chunks not started yet; the running ones are counted
+            if f.cancelled():
+                continue
             k, b, c, ro, pocl, stale, unsound, pm = f.result()
             tot["kernels"] += k
             tot["builds"] += b
