@@ -7,7 +7,9 @@ whitespace runs one space or one newline, literals exact), so an edit of comment
 finds the entry; a source that can see its own line numbers (``__LINE__``, ``#line``) or that the
 normal form does not cover is keyed on its exact text. An entry is used only if every file the
 program included still has the recorded hash, so a changed header or ``#include``d file is a
-miss. Each entry records the sha256 of the exact source it was built from (``source``); the build
+miss; a program that may include files is keyed on the working directory too (quoted includes
+and relative ``-I`` resolve against it). A header created after the build earlier in the search
+path than the one found is not noticed (docs/soundness.md). Each entry records the sha256 of the exact source it was built from (``source``); the build
 log's ``<source>:line:col`` positions are kept as significant-character indices (``log_marks``)
 and moved onto the edited source on a hit. An entry whose build saw line numbers after all (an
 included file uses ``__LINE__``), or whose log points where no index can (into a comment), or
@@ -86,10 +88,23 @@ def key(source, options, header):
     (sourcekey.py), or its exact text when it has none (it sees its line numbers, or options
     do, e.g. -DL=__LINE__)."""
     form = None if sourcekey.sees_lines(options or "") else sourcekey.normal_form(_text(source))
+    where = _search_dir(source, options)
     if form is None:
-        return _digest((environment(), _file_sha(header) or "", options or "", "exact", source))
+        return _digest((environment(), _file_sha(header) or "", options or "", where, "exact", source))
     text, literals = form
-    return _digest([environment(), _file_sha(header) or "", options or "", "normal", text] + literals)
+    return _digest([environment(), _file_sha(header) or "", options or "", where, "normal", text] + literals)
+
+
+def _search_dir(source, options):
+    """The working directory, for a program that may include files: a quoted #include and a
+    relative -I resolve against it, so the same text and options built elsewhere may include
+    other files (the recorded hashes check only the files found then). Else ""."""
+    if "include" in _text(source) or "include" in (options or ""):
+        try:
+            return "cwd=" + os.getcwd()
+        except OSError:
+            return "cwd=?"
+    return ""
 
 
 def _text(source):

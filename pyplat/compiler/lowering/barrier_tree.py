@@ -46,13 +46,18 @@ def source_order(n):
 
 
 def assigned_vars(n):
-    """Variables the tree n assigns to, increments, or takes the address of."""
+    """Variables the tree n assigns to, increments, or takes the address of, in whole or in part
+    (a vector's component, a struct's member: `v.x = lid` assigns v)."""
     out = set()
 
     def visit(x):
-        if x.op in ("assign", "cassign", "incdec", "addr") and x.kids and x.kids[0] is not None \
-                and getattr(x.kids[0], "op", None) == "var":
-            out.add(x.kids[0].val)
+        if x.op in ("assign", "cassign", "incdec", "addr") and x.kids and x.kids[0] is not None:
+            y = x.kids[0]
+            while getattr(y, "op", None) in ("swz", "vindex", "member") and y.kids \
+                    and not (y.op == "member" and y.val[1]):
+                y = y.kids[0]
+            if getattr(y, "op", None) == "var":
+                out.add(y.val)
     walk(n, visit)
     return out
 

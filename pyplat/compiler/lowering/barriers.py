@@ -207,8 +207,12 @@ class BarrierKernelGen(FuncGen):
                 decl_inits[n.val] = n.kids[0]
             if n.op == "var" and isinstance(n.val, Var):
                 uses[n.val] = uses.get(n.val, 0) + 1
-            elif n.op in ("assign", "cassign", "incdec", "addr", "decay") and n.kids[0].op == "var":
-                writes[n.kids[0].val] = writes.get(n.kids[0].val, 0) + 1
+            elif n.op in ("assign", "cassign", "incdec", "addr", "decay"):
+                x = n.kids[0]      # a component or member written writes its variable (`v.x = lid`)
+                while x.op in ("swz", "vindex", "member") and x.kids and not (x.op == "member" and x.val[1]):
+                    x = x.kids[0]
+                if x.op == "var":
+                    writes[x.val] = writes.get(x.val, 0) + 1
         walk(self.f.body, count)
         # never written after a uniform initialiser (`int gsize = get_global_size(0);`): uniform
         self._uniform_vars = {v: e for v, e in decl_inits.items()
