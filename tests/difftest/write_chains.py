@@ -9,7 +9,7 @@ profiling queue: the mode PYPLAT_INORDER_PARALLEL=0 gives every queue). Two orac
 - the chain's results and the buffers' final contents must be equal on both queues (and on PoCL
   when it is compared too);
 - the compiler's answer must cover what the kernel did: an argument whose buffer the serial run
-  shows changed must have `written` set (pyplat.compiler.build's ArgInfo.written, what the queue
+  shows changed must have `written` set (the KernelInfo of the program the queue ran, what the queue
   uses). The second oracle does not depend on timing: it finds an unsound answer even when no
   race happens to show it.
 """
@@ -117,18 +117,23 @@ class Result:
         self.readonly_args = 0     # c/src arguments reported unwritten (the analysis' precision)
 
 
+def kernel_infos(prg):
+    """name -> KernelInfo of a program pyopencl built on PyPlat: the compiler's answers that its
+    queues use (the core Program behind the handle)."""
+    from pyplat.api import handles
+    return handles.adopted(prg.int_ptr).result.kernels
+
+
 def run_seeds(seeds, pyplat_platform, pocl_platform=None, batch=40, chain_seed=0):
     """Generate kernels for these seeds, run their chains; returns a Result."""
-    from pyplat.compiler import build
     res = Result()
     rng = np.random.default_rng(chain_seed)
     seeds = list(seeds)
     for k in range(0, len(seeds), batch):
         kernels = [generate(s, f"w{s}_") for s in seeds[k:k + batch]]
         source = batch_source(kernels)
-        flags = build(source, use_cache=False)
-        assert flags.ok, flags.log
         prg = pyplat_platform.build(source)
+        infos = kernel_infos(prg)
         pprg = pocl_platform.build(source) if pocl_platform is not None else None
         res.builds += 1
         for kern, seed in zip(kernels, seeds[k:k + batch]):
@@ -141,7 +146,7 @@ def run_seeds(seeds, pyplat_platform, pocl_platform=None, batch=40, chain_seed=0
                 if not np.array_equal(x, y):
                     res.stale.append((seed, chain, i, int(np.count_nonzero(x != y))))
                     break
-            written = {a.name: a.written for a in flags.kernels[kern.prefix + "k"].args}
+            written = {a.name: a.written for a in infos[kern.prefix + "k"].args}
             for j, name in enumerate(ARGS):
                 before = pyplat_platform.src_host if name == "src" else sentinel(j)
                 if not np.array_equal(serial[j], before) and not written[name]:
