@@ -28,7 +28,7 @@ from llvmlite import ir
 
 from .. import types as T
 from ..tree import CompileError, Node, Var
-from .barrier_tree import has_barrier, walk
+from .barrier_tree import constant_int, has_barrier, walk
 from .function import FuncGen
 from .irbuild import Builder, LV, PTR, VOIDT, I1, I8, I64
 from . import check_defined, workgroup
@@ -552,6 +552,11 @@ class BarrierKernelGen(FuncGen):
 
     def uniform(self, cond):
         """The group's value (i1) of a condition every work-item evaluates."""
+        v = constant_int(cond)
+        if v is not None and (v == 0 or not self.track_returns):
+            # no region for a constant (barrier_flow's `do { } while (0)`); where work-items
+            # may have returned, a true one still asks whether any is left (else 0)
+            return I1(v != 0)
         flag = self.group_flag("uniform")
         self.b.store(I1(0), flag)
 
@@ -630,6 +635,10 @@ class BarrierKernelGen(FuncGen):
             lockstep_regions.lockstep_loop(self, n, self.lockstep[id(n)])
             return
         if op in ("for", "while", "do"):
+            if op == "for" and n.kids[1] is None and self.track_returns:
+                # `for (;;)`: ends once every work-item returned (uniform() of a true constant)
+                n = Node("for", kids=[n.kids[0], Node("const", T.INT, val=1, cur=n.cur)] + n.kids[2:], cur=n.cur)
+
             def body(stmt, end_bb, inc_bb):
                 self.loops.append(_WGLoop(end_bb, inc_bb))
                 self.wg_stmt(stmt)
