@@ -367,13 +367,17 @@ def test_switch_around_barriers(contexts):
 
 def test_logical_and_comma_operands(contexts):
     src = SHARE + """
+    void sync(__local int *sh) { barrier(CLK_LOCAL_MEM_FENCE); }
     __kernel void k(__global const int *x, __global int *o, __local int *sh, int a) {
         int v = x[get_global_id(0)];
         int r = (a > 0 && group_sum(sh, v) > 0) * 1;
         r += (a > 1 || group_max(sh, v) > 10) * 10;
         r += (a == 2 && group_sum(sh, 1) == get_local_size(0) && group_max(sh, v) != 12345) * 100;
         int c = (group_sum(sh, 1), group_max(sh, -v));
-        o[get_global_id(0)] = r + c * 1000;
+        a > 0 ? sync(sh) : sync(sh);                   /* void operands, values discarded */
+        (r++, sync(sh));
+        a && group_sum(sh, 0);
+        o[get_global_id(0)] = r - 1 + c * 1000;
     }"""
     for a in (0, 1, 2):
         r = (a > 0) * (GROUP.sum(1) > 0) + 10 * ((a > 1) | (GROUP.max(1) > 10)) + 100 * (a == 2)

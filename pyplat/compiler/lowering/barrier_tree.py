@@ -166,8 +166,10 @@ class _Inliner:
         None where e is a void expression whose calls all went into `pre`."""
         if e is None or not self.contains_bcall(e):
             return e
-        if e.op in ("land", "lor", "cond", "comma") and not e.kids[0].type.is_vector:
-            return self.conditional(e, pre, want_value)
+        if not want_value and self.is_bcall(e):        # a statement's value, discarded
+            return self.inline(e, pre, want_value=False)
+        if e.op == "comma" or (e.op in ("land", "lor", "cond") and not e.kids[0].type.is_vector):
+            return self.conditional(e, pre, want_value)     # (vector ones evaluate every operand)
         kids = [self.hoist(x, pre) if isinstance(x, Node) else x for x in e.kids]
         n = Node(e.op, e.type, kids, e.lv, e.cur, e.val)
         if self.is_bcall(n):
