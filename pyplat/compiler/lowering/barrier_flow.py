@@ -288,6 +288,7 @@ def lower_switches(n, memo):
     if n is None or not has_barrier(n, memo):
         return n
     if n.op == "switch":
+        memo.setdefault("alive", []).append(n)      # memo is by id(): keep the replaced nodes' ids taken
         return lower_switches(_lower_switch(n), memo)
     kids = [lower_switches(k, memo) if k is not None and _is_stmt(n, i) else k
             for i, k in enumerate(n.kids)]
