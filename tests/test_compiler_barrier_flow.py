@@ -365,6 +365,27 @@ def test_switch_around_barriers(contexts):
               {1: per_item([model(g, sel) for g in GROUP])})
 
 
+def test_switch_around_barriers_value_types(contexts):
+    """Case values of a 64-bit unsigned and a negative int switch, compared in the switch's type."""
+    src = """
+    __kernel void k(__global long *o, __local int *sh, ulong u, int s) {
+        long r = 0;
+        switch (u) {
+        case 0xFFFFFFFFFFFFFFF0UL: sh[get_local_id(0)] = 1; barrier(CLK_LOCAL_MEM_FENCE); r = 1; break;
+        case 3: r = 3; break;
+        default: barrier(CLK_LOCAL_MEM_FENCE); r = 9;
+        }
+        switch (s) {
+        case -5: barrier(CLK_LOCAL_MEM_FENCE); r += 50; break;
+        case 7: r += 70;
+        }
+        o[get_global_id(0)] = r;
+    }"""
+    for u, sv, want in ((0xFFFFFFFFFFFFFFF0, -5, 51), (3, 7, 73), (4, 0, 9), (0xFFFFFFF0, -5, 59)):
+        check(contexts, src, "k", [np.zeros(N, np.int64), Local(4 * WG), np.uint64(u), np.int32(sv)],
+              {0: np.full(N, want, np.int64)})
+
+
 def test_logical_and_comma_operands(contexts):
     src = SHARE + """
     void sync(__local int *sh) { barrier(CLK_LOCAL_MEM_FENCE); }
@@ -392,7 +413,7 @@ def test_barrier_helpers_in_conditions_and_increments(contexts):
         int v = x[get_global_id(0)], r = 0;
         if (group_sum(sh, v) > 0) r += 1; else r += 2;
         int i = 0;
-        while (group_sum(sh, i) < 5 * (int)get_local_size(0)) {
+        while (i < 100 && group_sum(sh, i) < 5 * (int)get_local_size(0)) {
             i++;
             if (i == 2) continue;                      /* reaches the condition again */
             r += 10;
