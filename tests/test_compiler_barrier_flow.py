@@ -312,6 +312,23 @@ def test_loops_with_barriers_break_continue_several_exits(contexts):
         check(contexts, src, "k", [X, np.zeros(N, np.int32), Local(4 * WG), np.int32(n)], {1: X + model(n)})
 
 
+def test_per_work_item_break_after_the_last_barrier_of_a_pass(contexts):
+    """Work-item 0 leaves in the last pass, after its barrier; the others still run the rest of
+    that pass (a barrier-free loop over __global memory: lockstep regions elsewhere). PoCL
+    takes the break as the group's (every work-item leaves): PyPlat only."""
+    src = """
+    __kernel void k(__global int *out, int n) {
+        int lid = get_local_id(0);
+        for (int it = 0; it < 2; it++) {
+            barrier(CLK_GLOBAL_MEM_FENCE);
+            if (it == 1 && lid == 0) break;
+            for (int i = lid; i < n; i += get_local_size(0)) out[i] += 1;
+        }
+    }"""
+    want = np.where(np.arange(4 * WG) % WG == 0, 1, 2).astype(np.int32)
+    check(contexts[:1], src, "k", [np.zeros(4 * WG, np.int32), np.int32(4 * WG)], {0: want}, gsize=WG)
+
+
 def test_switch_around_barriers(contexts):
     """Case segments with barriers, fallthrough, default in the middle, break, and continue
     of the loop around the switch."""

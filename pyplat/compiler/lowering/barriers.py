@@ -28,6 +28,7 @@ from llvmlite import ir
 
 from .. import types as T
 from ..tree import CompileError, Node, Var
+from .barrier_flow import binds
 from .barrier_tree import constant_int, has_barrier, walk
 from .function import FuncGen
 from .irbuild import Builder, LV, PTR, VOIDT, I1, I8, I64
@@ -182,7 +183,12 @@ class BarrierKernelGen(FuncGen):
                     if x is not None and has_barrier(x, self.memo):
                         visit_wg(x)
             elif n.op in ("for", "while", "do"):
-                visit_wg(n.kids[3] if n.op == "for" else n.kids[1] if n.op == "while" else n.kids[0])
+                body = n.kids[3] if n.op == "for" else n.kids[1] if n.op == "while" else n.kids[0]
+                # a break/continue of a group-level loop ends its pass for the whole group after
+                # the region it is in: a work-item's own (legal after the pass's last barrier:
+                # `if (lid == 0 && last) break;`) must not skip the others' later lockstep regions
+                if not (binds(body, "break") or binds(body, "continue")):
+                    visit_wg(body)
         visit_wg(self.f.body)
         for key in chosen:              # group-level statements from now on
             self.memo[key] = True
