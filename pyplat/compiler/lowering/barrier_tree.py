@@ -3,6 +3,7 @@ inlining of barrier-using helper functions into the kernels that call them (so t
 of barriers.py sees every barrier of a kernel in its own body); and the tree walks the lowering's
 analyses share (`walk`, `assigned_vars`)."""
 from ..tree import CompileError, Node, Var
+from .statements import loop_parts
 
 
 def has_barrier(n, memo):
@@ -104,15 +105,20 @@ def uses_goto(n):
 
 def inline_barrier_functions(k):
     """Inline (on the typed tree) every call of a function that executes barrier() into kernel
-    `k`, so the loop fission below sees the barriers. Calls are hoisted out of their statement
-    (arguments first, into fresh variables of the parameter types); a value-returning helper
-    must return at its end only."""
+    `k`, so the loop fission below sees the barriers, and make the control flow around them
+    the fission's (barrier_flow.py: early returns, switch, calls in conditions). Calls are
+    hoisted out of their statement (arguments first, into fresh variables of the parameter
+    types); one inside `?:`, `&&`, `||` or `,` becomes an `if` around its inlined body. Kernels
+    without barriers are left as they are."""
     memo = {}
     calls = []
     walk(k.body, lambda x: calls.append(x.val) if x.op == "call" else None)
-    if not any(func_has_barrier(f, memo) for f in calls):
-        return
-    k.body = _Inliner(memo).stmt(k.body)
+    body = k.body
+    if any(func_has_barrier(f, memo) for f in calls):
+        body = _Inliner(memo).stmt(body)
+    if has_barrier(body, {}):
+        body = barrier_flow.lower_switches(body, {})
+    k.body = body
 
 
 class _Inliner:
@@ -139,34 +145,72 @@ class _Inliner:
             if op == "expr" and self.is_bcall(e):
                 self.inline(e, pre, want_value=False)
                 return Node("block", kids=pre, cur=n.cur)
-            e = self.hoist(e, pre)
-            pre.append(Node(op, n.type, [e], n.lv, n.cur, n.val))
+            e = self.hoist(e, pre, want_value=op != "expr")
+            if e is not None:
+                pre.append(Node(op, n.type, [e], n.lv, n.cur, n.val))
             return Node("block", kids=pre, cur=n.cur)
-        kids = []
-        for x in n.kids:
-            if x is None or x.op in _STMT_OPS:
-                kids.append(self.stmt(x))
-            else:
-                bad = self.contains_bcall(x)
-                if bad:
-                    raise CompileError("call of function '%s' (which uses barrier()) in a condition or "
-                                       "loop increment is not supported" % bad[0].val.name, x.cur)
-                kids.append(x)
+        if op in ("if", "switch") and self.contains_bcall(n.kids[0]):
+            pre = []                   # the condition's calls run before the statement
+            c = self.hoist(n.kids[0], pre)
+            pre.append(self.stmt(Node(op, n.type, [c] + n.kids[1:], n.lv, n.cur, n.val)))
+            return Node("block", kids=pre, cur=n.cur)
+        if op in ("for", "while", "do"):
+            init, cond, inc, _ = loop_parts(n)
+            if init is not None and self.contains_bcall(init):     # its calls run once, before
+                return self.stmt(Node("block", kids=[init, Node(op, n.type, [None] + n.kids[1:], n.lv,
+                                                                n.cur, n.val)], cur=n.cur))
+            cond_moves = cond is not None and bool(self.contains_bcall(cond))
+            inc_moves = inc is not None and bool(self.contains_bcall(inc))
+            if cond_moves or inc_moves:    # into the body, where they run once per iteration
+                return self.stmt(barrier_flow.split_loop(n, cond_moves, inc_moves))
+        kids = [self.stmt(x) if x is None or x.op in _STMT_OPS else x for x in n.kids]
         return Node(op, n.type, kids, n.lv, n.cur, n.val)
 
-    def hoist(self, e, pre):
-        """e with its barrier-function calls replaced by their results (inlined into `pre`)."""
+    def hoist(self, e, pre, want_value=True):
+        """e with its barrier-function calls replaced by their results (inlined into `pre`);
+        None where e is a void expression whose calls all went into `pre`."""
         if e is None or not self.contains_bcall(e):
             return e
-        if e.op in ("land", "lor", "cond", "comma"):
-            raise CompileError("call of function '%s' (which uses barrier()) inside a conditionally "
-                               "evaluated expression is not supported" % self.contains_bcall(e)[0].val.name,
-                               e.cur)
+        if not want_value and self.is_bcall(e):        # a statement's value, discarded
+            return self.inline(e, pre, want_value=False)
+        if e.op == "comma" or (e.op in ("land", "lor", "cond") and not e.kids[0].type.is_vector):
+            return self.conditional(e, pre, want_value)     # (vector ones evaluate every operand)
         kids = [self.hoist(x, pre) if isinstance(x, Node) else x for x in e.kids]
         n = Node(e.op, e.type, kids, e.lv, e.cur, e.val)
         if self.is_bcall(n):
             return self.inline(n, pre, want_value=True)
         return n
+
+    def conditional(self, e, pre, want_value):
+        """An operand evaluated only on some paths (`c ? a : b`, `a && b`, `a || b`, `a, b`)
+        that calls a barrier-using function: an `if` (statements) computing it into a temporary;
+        its branches are statements inlined like any other."""
+        cur = e.cur
+        if e.op == "comma":
+            pre.append(self.stmt(Node("expr", kids=[e.kids[0]], cur=cur)))
+            return self.hoist(e.kids[1], pre, want_value)
+        c = self.hoist(e.kids[0], pre)
+        rest = e.kids[1:]
+        if not any(self.contains_bcall(x) for x in rest):
+            return Node(e.op, e.type, [c] + rest, e.lv, cur, e.val)
+        if e.op == "cond":
+            if e.type.is_void or not want_value:
+                arms = [self.stmt(Node("expr", kids=[x], cur=cur)) for x in rest]
+                pre.append(barrier_flow.if_(c, arms[0], arms[1], cur))
+                return None
+            t = Var("cond", e.type, "private", cur)
+            pre.append(barrier_flow.decl(t, cur=cur))
+            arms = [self.stmt(barrier_flow.assign(t, x, cur)) for x in rest]
+            pre.append(barrier_flow.if_(c, arms[0], arms[1], cur))
+            return barrier_flow.load(t, cur)
+        # a && b: t = 0; if (a) t = !!b;   a || b: t = 1; if (!a) t = !!b;
+        is_and = e.op == "land"
+        t = Var("and" if is_and else "or", e.type, "private", cur)
+        pre.append(barrier_flow.decl(t, barrier_flow.const(e.type, 0 if is_and else 1, cur), cur))
+        b = barrier_flow.not_(barrier_flow.not_(rest[0]))
+        pre.append(barrier_flow.if_(c if is_and else barrier_flow.not_(c),
+                                    self.stmt(barrier_flow.assign(t, b, cur)), cur=cur))
+        return barrier_flow.load(t, cur)
 
     def inline(self, call, pre, want_value):
         f = call.val
@@ -185,25 +229,7 @@ class _Inliner:
             raise CompileError("the void function '%s' (which uses barrier()) is used as a value" % f.name,
                                call.cur)
         body = self.copy(f.body, mapping)
-        stmts = list(body.kids) if body.op == "block" else [body]
-        tail = stmts[-1] if stmts else None
-        if tail is not None and tail.op == "return":
-            stmts.pop()
-            if tail.kids:
-                e = tail.kids[0]
-                if rv is not None:
-                    if e.type != f.ret and not f.ret.is_struct:
-                        e = Node("conv", f.ret, [e], cur=e.cur)
-                    stmts.append(Node("expr", kids=[Node("assign", f.ret, [self.var(rv), e], cur=tail.cur)],
-                                      cur=tail.cur))
-                else:
-                    stmts.append(Node("expr", kids=[e], cur=tail.cur))
-        early = []
-        for x in stmts:
-            walk(x, lambda y: early.append(y) if y.op == "return" else None)
-        if early:
-            raise CompileError("function '%s' uses barrier() and returns before its end: not supported"
-                               % f.name, early[0].cur)
+        stmts = barrier_flow.remove_returns(list(body.kids) if body.op == "block" else [body], rv, f.name, f.cur)
         pre.append(self.stmt(Node("block", kids=stmts, cur=body.cur)))
         if rv is None:
             return None
@@ -227,3 +253,4 @@ class _Inliner:
         return Node(n.op, n.type, kids, n.lv, n.cur, val)
 
 
+from . import barrier_flow    # noqa: E402 (it uses has_barrier and walk from here)

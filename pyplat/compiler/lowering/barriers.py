@@ -28,7 +28,8 @@ from llvmlite import ir
 
 from .. import types as T
 from ..tree import CompileError, Node, Var
-from .barrier_tree import has_barrier, walk
+from .barrier_flow import binds
+from .barrier_tree import constant_int, has_barrier, walk
 from .function import FuncGen
 from .irbuild import Builder, LV, PTR, VOIDT, I1, I8, I64
 from . import check_defined, workgroup
@@ -182,7 +183,12 @@ class BarrierKernelGen(FuncGen):
                     if x is not None and has_barrier(x, self.memo):
                         visit_wg(x)
             elif n.op in ("for", "while", "do"):
-                visit_wg(n.kids[3] if n.op == "for" else n.kids[1] if n.op == "while" else n.kids[0])
+                body = n.kids[3] if n.op == "for" else n.kids[1] if n.op == "while" else n.kids[0]
+                # a break/continue of a group-level loop ends its pass for the whole group after
+                # the region it is in: a work-item's own (legal after the pass's last barrier:
+                # `if (lid == 0 && last) break;`) must not skip the others' later lockstep regions
+                if not (binds(body, "break") or binds(body, "continue")):
+                    visit_wg(body)
         visit_wg(self.f.body)
         for key in chosen:              # group-level statements from now on
             self.memo[key] = True
@@ -556,6 +562,11 @@ class BarrierKernelGen(FuncGen):
 
     def uniform(self, cond):
         """The group's value (i1) of a condition every work-item evaluates."""
+        v = constant_int(cond)
+        if v is not None and (v == 0 or not self.track_returns):
+            # no region for a constant (barrier_flow's `do { } while (0)`); where work-items
+            # may have returned, a true one still asks whether any is left (else 0)
+            return I1(v != 0)
         flag = self.group_flag("uniform")
         self.b.store(I1(0), flag)
 
@@ -634,6 +645,10 @@ class BarrierKernelGen(FuncGen):
             lockstep_regions.lockstep_loop(self, n, self.lockstep[id(n)])
             return
         if op in ("for", "while", "do"):
+            if op == "for" and n.kids[1] is None and self.track_returns:
+                # `for (;;)`: ends once every work-item returned (uniform() of a true constant)
+                n = Node("for", kids=[n.kids[0], Node("const", T.INT, val=1, cur=n.cur)] + n.kids[2:], cur=n.cur)
+
             def body(stmt, end_bb, inc_bb):
                 self.loops.append(_WGLoop(end_bb, inc_bb))
                 self.wg_stmt(stmt)
