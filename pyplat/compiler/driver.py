@@ -315,7 +315,8 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, c
     names = mg.generate(kernels, [f for f, _ in exported])
     ir_text = str(mg.module)
     t_gen = time.perf_counter()
-    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, mg.check_sites()), "regions": mg.regions,
+    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, mg.check_sites(),
+                                                         "-cl-kernel-arg-info" in opts.flags), "regions": mg.regions,
             "unavailable": unavailable, "opt_level": opts.opt_level}
     if mg.check_sites() is not None or mg.line_tables is not None:
         meta["lines"] = True        # source positions beyond the log's: cached for this exact text
