@@ -13,6 +13,7 @@ import clang.cindex as ci
 from .. import config, log
 from . import cache, jit
 from . import library as builtin_library
+from . import loop_nesting
 from . import clangapi as _capi  # noqa: F401  (configures libclang)
 from . import options as _options
 from . import progvars as PV
@@ -75,7 +76,7 @@ def _diag_lines(tu):
     return lines, errors
 
 
-def _error_line(e):
+def _error_line(e, severity="error"):
     c = e.cur
     fname, line, col = SOURCE_NAME, 0, 0
     if c is not None:
@@ -85,7 +86,7 @@ def _error_line(e):
             line, col = loc.line, loc.column
         except Exception:
             pass
-    return "%s:%d:%d: error: %s" % (fname, line, col, e.msg)
+    return "%s:%d:%d: %s: %s" % (fname, line, col, severity, e.msg)
 
 
 def _internal_error(e):
@@ -166,11 +167,11 @@ def _build(source, opts, t0, origin=None, target=None, checks=frozenset()):
     if checks:                 # a program binary of it is reloaded only under the same checks
         pmeta["checks"] = sorted(checks)
     if target is None:
-        code = native_object(ir_text, opts.opt_level, meta["regions"])
+        code = native_object(ir_text, meta["opt_level"], meta["regions"])
         t_code = time.perf_counter()
         r = from_package_parts(pmeta, code)       # (also packs it: r.package)
     else:
-        r = target.program(ir_text, opts.opt_level, pmeta)
+        r = target.program(ir_text, meta["opt_level"], pmeta)
         t_code = time.perf_counter()
     r.timings = dict(tu_info["timings"], llvm=t_code - t_gen, total=time.perf_counter() - t0)
     r.llvm_ir = ir_text
@@ -315,9 +316,16 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, c
     names = mg.generate(kernels, [f for f, _ in exported])
     ir_text = str(mg.module)
     t_gen = time.perf_counter()
+    opt_level = opts.opt_level
+    depth, deep_loop = loop_nesting.deepest(kernels + [f for f, _ in exported])
+    if opt_level and depth > loop_nesting.OPTIMISED_LOOP_DEPTH:     # (loop_nesting.py: why)
+        opt_level = 0
+        log_prefix += _error_line(CompileError(
+            "loops nested %d deep (more than %d): the program is compiled without optimisation"
+            % (depth, loop_nesting.OPTIMISED_LOOP_DEPTH), deep_loop), "warning") + "\n"
     meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, mg.check_sites(),
                                                          "-cl-kernel-arg-info" in opts.flags), "regions": mg.regions,
-            "unavailable": unavailable, "opt_level": opts.opt_level}
+            "unavailable": unavailable, "opt_level": opt_level}
     if mg.check_sites() is not None or mg.line_tables is not None:
         meta["lines"] = True        # source positions beyond the log's: cached for this exact text
     if mg.printf_formats:     # NVPTX: the formats of its printf records (JSON: string keys)
