@@ -79,3 +79,12 @@ def test_loops_of_helpers_count_where_they_are_called():
     src = helper + KERNEL % ("for (int i = 0; i < 1; i++) " * 20 + "h(out);")
     r = build(src, "", use_cache=False)
     assert r.ok and "loops nested 40 deep" in r.log, r.log
+
+
+@pytest.mark.parametrize("decl, options", [("clk_event_t e;", "-cl-std=CL2.0"), ("queue_t q;", "-cl-std=CL2.0"),
+                                           ("atomic_int a;", "-cl-std=CL2.0"), ("__int128 x = 1;", "")])
+def test_an_error_raised_without_a_cursor_is_placed_at_its_construct(decl, options):
+    # the front end's "unsupported type" has no cursor at hand; the log names the declaration
+    r, _ = built("  " + decl + " out[0] = 1;", options)
+    first = r.log.splitlines()[0]
+    assert not r.ok and re.match(r"<source>:2:\d+: error: unsupported type", first), r.log

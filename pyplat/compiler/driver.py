@@ -27,7 +27,7 @@ from .lowering.module import ModuleGen
 from .metadata import kernel_meta
 from .objects import from_package_parts, pack_object
 from .results import BuildResult, ObjectResult, debugging, describe
-from .tree import CompileError
+from .tree import CompileError, source_position
 
 HEADER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                       "kernels", "pyplat_opencl.h")
@@ -77,7 +77,9 @@ def _diag_lines(tu):
 
 
 def _error_line(e, severity="error"):
-    c = e.cur
+    # an error raised without a cursor (a type, a builtin or a printf format checked deep in the
+    # lowering) is placed at the construct being compiled when it was raised
+    c = e.cur if e.cur is not None else limits.deepest_construct(e)
     fname, line, col = SOURCE_NAME, 0, 0
     if c is not None:
         try:
@@ -90,7 +92,10 @@ def _error_line(e, severity="error"):
 
 
 def _internal_error(e):
-    return "%s:0:0: error: internal compiler error: %s\n" % (SOURCE_NAME, describe(e))
+    # located too: the construct it failed on is where a workaround can start
+    c = limits.deepest_construct(e)
+    fname, line, col = source_position(c) if c is not None else (SOURCE_NAME, 0, 0)
+    return "%s:%d:%d: error: internal compiler error: %s\n" % (fname, line, col, describe(e))
 
 
 def build(source, options="", *, use_cache=True, target=None):
