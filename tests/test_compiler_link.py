@@ -107,7 +107,7 @@ def _expected(n):
 def test_compile_with_headers_and_link(env):
     ctx, dev, q = env
     hdr = create_program(ctx, b"#define BIAS 0.25f\n")
-    main, rc = compile_src(ctx, _uniq() + MAIN, b"-DUNUSED", headers=[(b"consts.h", hdr)])
+    main, rc = compile_src(ctx, _uniq() + MAIN, b"-DUNUSED -cl-kernel-arg-info", headers=[(b"consts.h", hdr)])
     assert rc == 0, build_log(main, dev)
     assert build_status(main, dev) == cl.CL_BUILD_SUCCESS
     assert binary_type(main, dev) == cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
@@ -145,6 +145,10 @@ def test_compile_with_headers_and_link(env):
     tn = ctypes.create_string_buffer(32)
     assert CL.clGetKernelArgInfo(k, 0, cl.CL_KERNEL_ARG_TYPE_NAME, 32, addr(tn), 0) == 0
     assert tn.value == b"float*"
+    CL.clReleaseKernel(k)
+    # per kernel as its unit was compiled: OTHER's without -cl-kernel-arg-info
+    k = create_kernel(exe, b"other")
+    assert CL.clGetKernelArgInfo(k, 0, cl.CL_KERNEL_ARG_NAME, 32, addr(tn), 0) == cl.CL_KERNEL_ARG_INFO_NOT_AVAILABLE
     CL.clReleaseKernel(k)
     for p in (hdr, main, helpers, other, exe):
         CL.clReleaseProgram(p)

@@ -273,6 +273,36 @@ def test_device_values():
     assert value(cl.CL_DEVICE_PARTITION_TYPE, None) == b""
 
 
+def test_cpu_vendor_is_the_cpuid_vendor_string():
+    # as PoCL: CL_DEVICE_VENDOR is /proc/cpuinfo's vendor_id; the ID its vendor's PCI ID
+    from pyplat.devices import host_machine
+    cpuid = ""
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("vendor_id"):
+            cpuid = line.partition(":")[2].strip()
+            break
+    vendor = value(cl.CL_DEVICE_VENDOR, None).rstrip(b"\0").decode()
+    vendor_id = value(cl.CL_DEVICE_VENDOR_ID, "=I")
+    if cpuid:
+        assert vendor == cpuid
+    assert (vendor, vendor_id) == host_machine.cpu_vendor(cpuid) or not cpuid
+    assert {"GenuineIntel": 0x8086, "AuthenticAMD": 0x1022}.get(vendor, vendor_id) == vendor_id
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: X\n", ("GenuineIntel", 0x8086)),
+    ("vendor_id\t: AuthenticAMD\nvendor_id\t: GenuineIntel\n", ("AuthenticAMD", 0x1022)),
+    ("vendor_id\t: HygonGenuine\n", ("HygonGenuine", 0x1d94)),
+    ("vendor_id\t: SomeNewVendor\n", ("SomeNewVendor", 0)),
+    ("processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n", ("ARM", 0x13b5)),
+    ("CPU implementer\t: 0x99\n", ("CPU implementer 0x99", 0)),
+    ("", ("Unknown", 0)),
+])
+def test_cpu_vendor_from_cpuinfo(text, expected):
+    from pyplat.devices import host_machine
+    assert host_machine.cpu_info(text)[0] == expected
+
+
 def test_device_versioned_lists():
     data = value(cl.CL_DEVICE_OPENCL_C_ALL_VERSIONS, None)
     entries = [(struct.unpack_from("=I", data, i)[0], data[i + 4:i + 68].rstrip(b"\0"))

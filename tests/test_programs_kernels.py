@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from capi import CL, addr, err
-from clobjects import context_and_queue, make_buffer, read
+from clobjects import context_and_queue, make_buffer, program_binary, read
 from pyplat import cl
 
 SOURCE = b"""
@@ -196,6 +196,56 @@ def test_kernel_arg_info(env):
     assert CL.clGetKernelArgInfo(k, 3, cl.CL_KERNEL_ARG_NAME, 32, addr(buf), 0) == cl.CL_INVALID_ARG_INDEX
     CL.clReleaseKernel(k)
     CL.clReleaseProgram(prog)
+
+
+ARG_QUERIES = (cl.CL_KERNEL_ARG_ADDRESS_QUALIFIER, cl.CL_KERNEL_ARG_ACCESS_QUALIFIER, cl.CL_KERNEL_ARG_TYPE_NAME,
+               cl.CL_KERNEL_ARG_TYPE_QUALIFIER, cl.CL_KERNEL_ARG_NAME)
+
+
+def arg_info_codes(prog):
+    """clGetKernelArgInfo's code for each of the five queries of kernel k's argument 0."""
+    k = create_kernel(prog, b"k")
+    buf = ctypes.create_string_buffer(64)
+    codes = [CL.clGetKernelArgInfo(k, 0, p, 64, addr(buf), 0) for p in ARG_QUERIES]
+    CL.clReleaseKernel(k)
+    return codes
+
+
+def from_binary(ctx, dev, blob, options=b""):
+    data = ctypes.create_string_buffer(blob, len(blob))
+    ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(data))
+    devs = (ctypes.c_size_t * 1)(dev)
+    lengths = (ctypes.c_size_t * 1)(len(blob))
+    status = (ctypes.c_int32 * 1)(99)
+    e = err()
+    prog = CL.clCreateProgramWithBinary(ctx, 1, addr(devs), addr(lengths), addr(ptrs), addr(status), addr(e))
+    assert e.value == 0 and status[0] == 0
+    assert CL.clBuildProgram(prog, 0, 0, options, 0, 0) == 0
+    return prog
+
+
+def test_kernel_arg_info_needs_the_option(env):
+    # all five queries answer CL_KERNEL_ARG_INFO_NOT_AVAILABLE without -cl-kernel-arg-info (as
+    # PoCL does); a binary answers as the build it was made from
+    ctx, dev, _ = env
+    src = b"__kernel void k(__global const float *in, int n) {} /* arg-info-needs-option */"
+    plain = create_program(ctx, src)
+    assert CL.clBuildProgram(plain, 0, 0, b"", 0, 0) == 0
+    assert arg_info_codes(plain) == [cl.CL_KERNEL_ARG_INFO_NOT_AVAILABLE] * 5
+    k = create_kernel(plain, b"k")
+    size = ctypes.c_size_t()
+    # the other errors keep their precedence: an unknown query, a wrong index
+    assert CL.clGetKernelArgInfo(k, 0, 0xdead, 0, 0, addr(size)) == cl.CL_INVALID_VALUE
+    assert CL.clGetKernelArgInfo(k, 2, cl.CL_KERNEL_ARG_NAME, 0, 0, addr(size)) == cl.CL_INVALID_ARG_INDEX
+    CL.clReleaseKernel(k)
+    with_info = create_program(ctx, src)
+    assert CL.clBuildProgram(with_info, 0, 0, b"-cl-kernel-arg-info", 0, 0) == 0
+    assert arg_info_codes(with_info) == [0] * 5
+    for prog, expected in ((plain, cl.CL_KERNEL_ARG_INFO_NOT_AVAILABLE), (with_info, 0)):
+        again = from_binary(ctx, dev, program_binary(prog))
+        assert arg_info_codes(again) == [expected] * 5
+        CL.clReleaseProgram(again)
+        CL.clReleaseProgram(prog)
 
 
 def test_local_mem_size_before_arguments_are_set(env):

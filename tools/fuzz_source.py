@@ -4,7 +4,8 @@
 
 Runs batches of mutated programs, each batch in a child process (a crash or a hang of the
 compiler fails that batch, and the run goes on), and prints the totals: programs, built,
-failed cleanly, internal errors, crashed or hung batches.
+failed cleanly, internal errors, unlocated logs (first error at :0:0 or without a location),
+slow builds (over 30 s), the longest build, crashed or hung batches.
 """
 import argparse
 import json
@@ -23,9 +24,11 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--batch", type=int, default=500)
     ap.add_argument("--timeout", type=int, default=600, help="seconds per batch")
-    ap.add_argument("--keep", help="directory for programs that gave an internal error")
+    ap.add_argument("--keep", help="directory for the programs of the bad classes (internal error, "
+                    "unlocated, slow)")
     a = ap.parse_args()
-    tot = {"programs": 0, "built": 0, "failed": 0, "internal_errors": 0}
+    tot = {"programs": 0, "built": 0, "failed": 0, "internal_errors": 0, "unlocated": 0, "slow": 0,
+           "max_seconds": 0.0}
     broken = []
     seed, t0 = a.seed, time.time()
     while tot["programs"] < a.programs:
@@ -41,7 +44,10 @@ def main():
         if line:
             c = json.loads(line)
             for k in tot:
-                tot[k] += c[k]
+                if k == "max_seconds":
+                    tot[k] = max(tot[k], c[k])
+                else:
+                    tot[k] += c[k]
         else:
             broken.append((seed, "hang" if p is None else "rc %d" % p.returncode))
             tot["programs"] += n
@@ -49,7 +55,7 @@ def main():
               flush=True)
         seed += 1
     print("total: %s; crashed or hung batches: %s" % (tot, broken or "none"))
-    return 1 if broken or tot["internal_errors"] else 0
+    return 1 if broken or tot["internal_errors"] or tot["unlocated"] or tot["slow"] else 0
 
 
 if __name__ == "__main__":

@@ -172,4 +172,13 @@ ARG_INFO = {
 def clGetKernelArgInfo(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret):
     k = lookup_kernel(kernel)
     check(arg_index < len(k.args), cl.CL_INVALID_ARG_INDEX, f"kernel has {len(k.args)} arguments")
+    check(param_name in ARG_INFO, cl.CL_INVALID_VALUE, f"unknown param_name {param_name:#x}")
+    # "Kernel argument information is only available if the program object associated with
+    # kernel ... is created with clCreateProgramWithSource and the program executable is built
+    # with the -cl-kernel-arg-info option specified in the options argument to clBuildProgram
+    # or clCompileProgram" and "CL_KERNEL_ARG_INFO_NOT_AVAILABLE if the argument information is
+    # not available for kernel" (OpenCL 3.0, clGetKernelArgInfo): all five queries alike, as
+    # PoCL 5 answers. A binary or a linked program keeps what its compile recorded per kernel.
+    check(k.info.arg_info, cl.CL_KERNEL_ARG_INFO_NOT_AVAILABLE,
+          "the program was not built with -cl-kernel-arg-info")
     info.query(ARG_INFO, k.info.args[arg_index], param_name, param_value_size, param_value, param_value_size_ret)

@@ -13,6 +13,7 @@ import clang.cindex as ci
 from .. import config, log
 from . import cache, jit
 from . import library as builtin_library
+from . import loop_nesting
 from . import clangapi as _capi  # noqa: F401  (configures libclang)
 from . import options as _options
 from . import progvars as PV
@@ -26,7 +27,7 @@ from .lowering.module import ModuleGen
 from .metadata import kernel_meta
 from .objects import from_package_parts, pack_object
 from .results import BuildResult, ObjectResult, debugging, describe
-from .tree import CompileError
+from .tree import CompileError, source_position
 
 HEADER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                       "kernels", "pyplat_opencl.h")
@@ -75,8 +76,10 @@ def _diag_lines(tu):
     return lines, errors
 
 
-def _error_line(e):
-    c = e.cur
+def _error_line(e, severity="error"):
+    # an error raised without a cursor (a type, a builtin or a printf format checked deep in the
+    # lowering) is placed at the construct being compiled when it was raised
+    c = e.cur if e.cur is not None else limits.deepest_construct(e)
     fname, line, col = SOURCE_NAME, 0, 0
     if c is not None:
         try:
@@ -85,11 +88,14 @@ def _error_line(e):
             line, col = loc.line, loc.column
         except Exception:
             pass
-    return "%s:%d:%d: error: %s" % (fname, line, col, e.msg)
+    return "%s:%d:%d: %s: %s" % (fname, line, col, severity, e.msg)
 
 
 def _internal_error(e):
-    return "%s:0:0: error: internal compiler error: %s\n" % (SOURCE_NAME, describe(e))
+    # located too: the construct it failed on is where a workaround can start
+    c = limits.deepest_construct(e)
+    fname, line, col = source_position(c) if c is not None else (SOURCE_NAME, 0, 0)
+    return "%s:%d:%d: error: internal compiler error: %s\n" % (fname, line, col, describe(e))
 
 
 def build(source, options="", *, use_cache=True, target=None):
@@ -166,11 +172,11 @@ def _build(source, opts, t0, origin=None, target=None, checks=frozenset()):
     if checks:                 # a program binary of it is reloaded only under the same checks
         pmeta["checks"] = sorted(checks)
     if target is None:
-        code = native_object(ir_text, opts.opt_level, meta["regions"])
+        code = native_object(ir_text, meta["opt_level"], meta["regions"])
         t_code = time.perf_counter()
         r = from_package_parts(pmeta, code)       # (also packs it: r.package)
     else:
-        r = target.program(ir_text, opts.opt_level, pmeta)
+        r = target.program(ir_text, meta["opt_level"], pmeta)
         t_code = time.perf_counter()
     r.timings = dict(tu_info["timings"], llvm=t_code - t_gen, total=time.perf_counter() - t0)
     r.llvm_ir = ir_text
@@ -315,8 +321,16 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, c
     names = mg.generate(kernels, [f for f, _ in exported])
     ir_text = str(mg.module)
     t_gen = time.perf_counter()
-    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, mg.check_sites()), "regions": mg.regions,
-            "unavailable": unavailable, "opt_level": opts.opt_level}
+    opt_level = opts.opt_level
+    depth, deep_loop = loop_nesting.deepest(kernels + [f for f, _ in exported])
+    if opt_level and depth > loop_nesting.OPTIMISED_LOOP_DEPTH:     # (loop_nesting.py: why)
+        opt_level = 0
+        log_prefix += _error_line(CompileError(
+            "loops nested %d deep (more than %d): the program is compiled without optimisation"
+            % (depth, loop_nesting.OPTIMISED_LOOP_DEPTH), deep_loop), "warning") + "\n"
+    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, mg.check_sites(),
+                                                         "-cl-kernel-arg-info" in opts.flags), "regions": mg.regions,
+            "unavailable": unavailable, "opt_level": opt_level}
     if mg.check_sites() is not None or mg.line_tables is not None:
         meta["lines"] = True        # source positions beyond the log's: cached for this exact text
     if mg.printf_formats:     # NVPTX: the formats of its printf records (JSON: string keys)

@@ -23,7 +23,7 @@ import os
 import sys
 import threading
 
-from .tree import CompileError
+from .tree import CompileError, source_position
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -54,6 +54,7 @@ def _unraisable(u):
     there is remembered, so that the build fails as out of resources, not with a strange error."""
     if getattr(_state, "deep", False) and _exhaustion(u.exc_value, None) is not None:
         _state.exhausted = _state.exhausted or _exhaustion(u.exc_value, None)()
+        _state.exhausted_at = _state.exhausted_at or deepest_construct(u.exc_value)
         return
     _previous_hook(u)
 
@@ -72,16 +73,43 @@ def _exhaustion(e, flagged):
     return type(flagged) if flagged is not None else None
 
 
-def resource_error(e, flagged=None):
-    """The build error for exception e when it means the compiler ran out of stack or memory (a
-    CompileError without location), else None."""
+def deepest_construct(e):
+    """The cursor of the innermost construct the compiler was working on when exception e (or
+    one it arose from) was raised: the first frame, from the raising one outwards, with a
+    libclang cursor or a typed-tree node among its locals. A recursion that ran out is deepest
+    there, so that is the place to name; None if no frame holds one."""
+    seen = set()
+    x = e
+    while x is not None and id(x) not in seen:
+        seen.add(id(x))
+        frames = []
+        tb = x.__traceback__
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        for frame in reversed(frames):          # innermost first
+            for v in list(frame.f_locals.values()):
+                cur = getattr(v, "cur", None) if type(v).__name__ in ("Node", "Var", "Func") else \
+                    v if type(v).__name__ == "Cursor" else None
+                if cur is not None and source_position(cur)[1] >= 1:
+                    return cur
+        x = x.__cause__ or x.__context__
+    return None
+
+
+def resource_error(e, flagged=None, where=None):
+    """The build error for exception e when it means the compiler ran out of stack or memory,
+    located at `where` (a cursor) or else at the construct it was deepest in
+    (deepest_construct), else None."""
     kind = _exhaustion(e, flagged)
+    if kind is None:
+        return None
+    # a log line without a place leaves the programmer to search the whole program
+    where = where if where is not None else deepest_construct(e) if e is not None else None
     if kind is RecursionError:
         return CompileError("program nested too deeply for the compiler (expressions, statements or "
-                            "calls of functions nested tens of thousands of levels deep)", None)
-    if kind is MemoryError:
-        return CompileError("the compiler ran out of memory building this program", None)
-    return None
+                            "calls of functions nested tens of thousands of levels deep)", where)
+    return CompileError("the compiler ran out of memory building this program", where)
 
 
 def run_deep(fn, *args):
@@ -94,12 +122,12 @@ def run_deep(fn, *args):
     box = {}
 
     def body():
-        _state.deep, _state.exhausted = True, None
+        _state.deep, _state.exhausted, _state.exhausted_at = True, None, None
         try:
             box["r"] = fn(*args)
         except BaseException as e:       # handed to the caller's thread
             box["e"] = e
-        box["x"] = _state.exhausted
+        box["x"], box["at"] = _state.exhausted, _state.exhausted_at
 
     with _lock:
         if _active == 0:         # raised (and the hook installed) while any build runs
@@ -128,8 +156,8 @@ def run_deep(fn, *args):
     if e is None and box.get("x") is None:
         return box["r"]
     if e is None:        # it finished although a callback ran out: its result cannot be trusted
-        raise resource_error(box["x"])
-    err = resource_error(e, box.get("x"))
+        raise resource_error(box["x"], where=box.get("at"))
+    err = resource_error(e, box.get("x"), box.get("at"))
     if err is not None:
         raise err from e
     raise e

@@ -10,9 +10,11 @@ _ADDR_Q = {"global": cl.CL_KERNEL_ARG_ADDRESS_GLOBAL, "constant": cl.CL_KERNEL_A
            "generic": cl.CL_KERNEL_ARG_ADDRESS_GLOBAL}
 
 
-def kernel_meta(kernels, names, check_sites=None):
+def kernel_meta(kernels, names, check_sites=None, arg_info=True):
     """[metadata dict] of the kernels (typed tree), names: kernel -> work-group function symbol;
-    check_sites: the module's compiled checks (lowering/checks.py), or None."""
+    check_sites: the module's compiled checks (lowering/checks.py), or None; arg_info: the unit
+    was compiled with -cl-kernel-arg-info (clGetKernelArgInfo may answer; it travels with each
+    kernel, so a linked program answers per kernel as the unit that defined it was compiled)."""
     out = []
     for k in kernels:
         written = analysis.written_params(k)
@@ -46,7 +48,7 @@ def kernel_meta(kernels, names, check_sites=None):
                     "args": [{s: getattr(a, s) for s in ArgInfo.__slots__} for a in args_info],
                     "attributes": k.attributes, "reqd_work_group_size": list(k.reqd),
                     "local_mem_size": local_size, "private_mem_size": analysis.private_size(k),
-                    "prints": analysis.prints(k)})
+                    "prints": analysis.prints(k), "arg_info": bool(arg_info)})
         if check_sites is not None:     # the site table, and this kernel's objects
             out[-1]["check"] = {"sites": check_sites["sites"], "objects": check_sites["objects"].get(k.name, []),
                                 "kinds": check_sites["kinds"],
@@ -65,5 +67,7 @@ def kernel_infos(kernels_meta, engine):
             args=[ArgInfo(**a) for a in kd["args"]], attributes=kd["attributes"],
             reqd_work_group_size=tuple(kd["reqd_work_group_size"]), local_mem_size=kd["local_mem_size"],
             private_mem_size=kd["private_mem_size"], prints=kd.get("prints", True), check=kd.get("check"),
+            # metadata of an older PyPlat has no such field: it answered every query then
+            arg_info=kd.get("arg_info", True),
             _engine=engine)
     return infos

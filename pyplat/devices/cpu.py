@@ -29,8 +29,7 @@ class CPU:
     def describe(self, index):
         """The device's info (clGetDeviceInfo) and the limits the other layers check: plain
         attributes, set on the core Device."""
-        vendor_id, model, mhz = machine.cpu_info()
-        vendor_id, vendor = machine.PCI_VENDOR_IDS.get(vendor_id, (0, vendor_id or "Unknown"))
+        (vendor, vendor_id), model, mhz = machine.cpu_info()
         llvm_cpu_name, llvm_cpu_features, cpu_features = machine.host_cpu()
         widths = machine.vector_widths(cpu_features)
         global_mem = machine.memory_size()

@@ -6,7 +6,30 @@ import os
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
-PCI_VENDOR_IDS = {"GenuineIntel": (0x8086, "Intel"), "AuthenticAMD": (0x1022, "AMD")}
+# CL_DEVICE_VENDOR of a CPU is its CPUID vendor string, as PoCL reports it ("GenuineIntel"); the
+# vendor ID is that vendor's PCI ID: "If the vendor has a PCI vendor ID, the low 16 bits must
+# contain that PCI vendor ID" (OpenCL 3.0, CL_DEVICE_VENDOR_ID).
+PCI_VENDOR_IDS = {"GenuineIntel": 0x8086, "AuthenticAMD": 0x1022, "HygonGenuine": 0x1d94,
+                  "CentaurHauls": 0x1106, "Shanghai": 0x1d17}
+# Arm Linux has no vendor_id line: "CPU implementer" (MIDR) names the designer, taken as the vendor.
+ARM_IMPLEMENTERS = {0x41: ("ARM", 0x13b5), 0x4e: ("NVIDIA", 0x10de), 0x51: ("Qualcomm", 0x17cb),
+                    0x61: ("Apple", 0x106b), 0xc0: ("Ampere", 0x1def)}
+
+
+def cpu_vendor(vendor_id="", implementer=""):
+    """(CL_DEVICE_VENDOR, CL_DEVICE_VENDOR_ID) from /proc/cpuinfo's vendor_id (x86) or CPU
+    implementer (Arm); an unknown vendor keeps its name with ID 0 (no PCI ID known)."""
+    if vendor_id:
+        return vendor_id, PCI_VENDOR_IDS.get(vendor_id, 0)
+    try:
+        code = int(implementer, 0)
+    except ValueError:
+        code = None
+    if code in ARM_IMPLEMENTERS:
+        return ARM_IMPLEMENTERS[code]
+    if code is not None:
+        return f"CPU implementer {code:#x}", 0
+    return "Unknown", 0
 
 
 def _read(path, default=None):
@@ -30,15 +53,17 @@ def _parse_size(text):
         return 0
 
 
-def cpu_info():
-    """(vendor_id, model name, max MHz) from /proc/cpuinfo and cpufreq."""
-    vendor, model, mhz = "", "", 0.0
-    text = _read("/proc/cpuinfo", "")
+def cpu_info(text=None):
+    """((vendor, vendor ID), model name, max MHz) from /proc/cpuinfo (or `text`) and cpufreq."""
+    vendor, implementer, model, mhz = "", "", "", 0.0
+    text = _read("/proc/cpuinfo", "") if text is None else text
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key, value = key.strip(), value.strip()
         if key == "vendor_id" and not vendor:
             vendor = value
+        elif key == "CPU implementer" and not implementer:
+            implementer = value
         elif key == "model name" and not model:
             model = value
         elif key == "cpu MHz":
@@ -49,7 +74,7 @@ def cpu_info():
     khz = _read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
     if khz and khz.isdigit():
         mhz = max(mhz, int(khz) / 1000)
-    return vendor, model, int(round(mhz))
+    return cpu_vendor(vendor, implementer), model, int(round(mhz))
 
 
 def memory_size():
