@@ -9,7 +9,8 @@ Generated OpenCL C, each one program with one kernel:
 * ``sha``: a SHA-512-like compression (``--sha-rounds`` rounds and the message schedule written
   out by macros, as password-recovery kernels do) in a helper, called by ``--sha-callers``
   helpers (each hashing twice) which a sha512crypt-like loop calls under conditions;
-* ``switch``: one ``switch`` of ``--switch-cases`` cases, each a different small expression;
+* ``switch``: one ``switch`` of ``--switch-cases`` cases, each setting a constant (a table);
+  ``switch_ops`` (not run unless named) the same with a computation in each case;
 * ``nested``: ``--nest-depth`` nested ``for`` loops, each body an ``if``/``else`` chain;
 * ``helpers``: ``--helpers`` small helpers, each called ``--calls`` times from the kernel;
 * ``bighelper``: one helper of ``--big-statements`` straight-line statements called from
@@ -95,6 +96,22 @@ def gen_sha(rounds, callers):
 
 
 def gen_switch(cases):
+    """A table written as a switch (opcode dispatch, S-boxes): each case sets a constant."""
+    lines = ["__kernel void k(__global ulong *out) {",
+             "  ulong x = get_global_id(0);",
+             "  ulong acc = 0;",
+             "  for (ulong j = 0; j < 4; j++) {",
+             "    ulong r = 0;",
+             "    switch ((x * 7 + j * 1234567) %% %d) {" % (cases + cases // 10)]
+    for c in range(cases):
+        lines.append("      case %d: r = %dUL; break;" % (c, (c * 2654435761) % 1000003))
+    lines += ["      default: r = j;", "    }", "    acc = acc * 31 + r;", "  }", "  out[x] = acc;", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def gen_switch_ops(cases):
+    """A switch whose cases compute (no table): LLVM's block placement is quadratic in it, for
+    PoCL too (not in the default set: 3,000 cases take PoCL ~40 s)."""
     lines = ["__kernel void k(__global ulong *out) {",
              "  ulong x = get_global_id(0);",
              "  ulong r = 0;",
@@ -169,6 +186,8 @@ def source(case, s):
         return gen_sha(s["sha_rounds"], s["sha_callers"])
     if case == "switch":
         return gen_switch(s["switch_cases"])
+    if case == "switch_ops":
+        return gen_switch_ops(s["switch_cases"])
     if case == "nested":
         return gen_nested(s["nest_depth"], s["nest_chain"])
     if case == "helpers":
