@@ -2,6 +2,8 @@
 
 * a switch of more cases than switch_tree.LARGE becomes range tests over smaller switches:
   every case, the default in the gaps between chunks and outside, negative case values;
+  one that is a table (`case k: r = CONST; break;`) becomes constant arrays (switch_table.py):
+  the same values, shared labels, holes, a default with statements, a narrow variable;
 * a program over inline_budget.BUDGET leaves its costliest helpers to LLVM's inliner (no
   `alwaysinline` on them) and still computes the same; a small one keeps every helper forced;
 * LLVM's "loop not unrolled" warning is a build-log line, never on the process's stderr.
@@ -58,13 +60,47 @@ def test_large_switch_every_case_gap_and_default(ctx_queue):
 
 
 def test_large_switch_ir_is_split_small_one_is_not():
-    big = "\n".join(f"case {i}: r = {i * 3}; break;" for i in range(switch_tree.LARGE + 1))
-    small = "\n".join(f"case {i}: r = {i * 3}; break;" for i in range(switch_tree.LARGE))
+    big = "\n".join(f"case {i}: r = o[i] + {i * 3}; break;" for i in range(switch_tree.LARGE + 1))
+    small = "\n".join(f"case {i}: r = o[i] + {i * 3}; break;" for i in range(switch_tree.LARGE))
     src = """__kernel void k(__global int *o) {
         int i = get_global_id(0), r = 0; switch (o[i]) { %s } o[i] = r; }"""
     chunks = -(-(switch_tree.LARGE + 1) // switch_tree.CHUNK)
     assert build(src % big, use_cache=False).llvm_ir.count("switch i32") == chunks
     assert build(src % small, use_cache=False).llvm_ir.count("switch i32") == 1
+
+
+@pytest.mark.parametrize("default", ["", "default: r = x[i] * 3; r += 1; break;", "default: r = -7;"])
+def test_large_table_switch_is_arrays_and_computes_the_same(ctx_queue, default):
+    n = switch_tree.LARGE * 2 + 5
+    keys = [2 * k - n for k in range(n)]             # holes between keys, negative keys
+    lines = []
+    for j, k in enumerate(keys):
+        shared = f"case {k + 1}: " if j % 50 == 0 else ""   # a second label on some cases
+        lines.append(f"case {k}: {shared}r = {(k * 37) % 300 - 100}; break;")
+    src = f"""__kernel void k(__global const int *x, __global long *o) {{
+        int i = get_global_id(0); char r = 42;
+        switch (x[i]) {{ {chr(10).join(lines)}
+        {default} }}
+        o[i] = r; }}"""
+    ir_text = build(src, use_cache=False).llvm_ir
+    assert "switch i32" not in ir_text and "__switch_values" in ir_text
+
+    def wrap8(v):
+        return (v + 128) % 256 - 128
+    ref = {}
+    for j, k in enumerate(keys):
+        ref.setdefault(k, wrap8((k * 37) % 300 - 100))
+        if j % 50 == 0:
+            ref.setdefault(k + 1, wrap8((k * 37) % 300 - 100))
+    x = np.array(sorted(set(keys + [k + 1 for k in keys] + [keys[0] - 5, keys[-1] + 9, 10 ** 6])),
+                 np.int32)
+
+    def miss(xv):
+        if default.startswith("default: r = x"):
+            return wrap8(xv * 3 + 1)
+        return -7 if default else 42
+    expect = [ref[v] if v in ref else miss(int(v)) for v in x.tolist()]
+    assert run(ctx_queue, src, x).tolist() == expect
 
 
 def helper_program(copies):

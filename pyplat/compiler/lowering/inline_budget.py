@@ -19,6 +19,10 @@ from .barrier_tree import walk
 # to LLVM, 4M normals in 67 ms); a helper of 2,100 nodes called from 8 places (17,000) took 2.9 s
 # to build forced inline (the work-item loop vectorised around 8 copies), 0.2 s left to LLVM.
 BUDGET = 12000
+# A helper whose extra copies add fewer nodes than this stays forced even over the budget:
+# leaving it to LLVM would not make the program smaller (LLVM inlines it by cost anyway) and
+# could keep a work-item loop from vectorising.
+MIN_GAIN = 1000
 
 
 def left_to_llvm(roots):
@@ -38,7 +42,7 @@ def left_to_llvm(roots):
             if f in unforced or f.is_kernel or n <= 1:
                 continue
             g = (n - 1) * expanded[f]
-            if g > gain:
+            if g > max(gain, MIN_GAIN - 1):
                 best, gain = f, g
         if best is None:
             return unforced

@@ -3,7 +3,7 @@ loops, break/continue, return, goto/labels. emit_loop is the block skeleton of f
 the barrier code (barriers.py) reuses for work-group-level loops."""
 from llvmlite import ir
 
-from . import switch_tree
+from . import switch_table, switch_tree
 
 def loop_parts(n):
     """(init, cond, inc, body) of a for / while / do node (None where the loop has none)."""
@@ -132,6 +132,9 @@ class Statements:
         cond, body = n.kids
         v = self.rv(cond)
         end_bb = b.append_basic_block("sw.end")
+        if switch_tree.LARGE < len(n.kids[1].kids if n.kids[1] is not None else ()) and \
+                switch_table.try_emit(self, n, v, end_bb):
+            return          # a large table written as a switch: two constant arrays
         default = None
         found = []
 
