@@ -29,6 +29,9 @@ class ModuleGen:
     # Helpers of a program too large to inline fully are left to LLVM's inliner
     # (inline_budget.py); the NVPTX target keeps every call inline (no calls in its PTX).
     INLINE_BUDGET = True
+    # A large switch that is a table may become constant arrays (switch_table.py); the NVPTX
+    # target keeps the switch (its constants live in other address spaces).
+    SWITCH_TABLES = True
 
     def __init__(self, opts, triple="", data_layout=""):
         self.module = ir.Module(name="pyplat")
