@@ -161,9 +161,14 @@ def _build(source, opts, t0, origin=None, target=None, checks=frozenset()):
     ir_text, meta, tu_info = parsed
     ir_text = builtin_library.link(ir_text, _compile_unit)    # kernels/builtins/*.cl it calls
     t_gen = time.perf_counter()
-    pmeta = {"log": meta["log"], "kernels": meta["kernels"], "origin": origin,
+    notes = []                 # LLVM's diagnostics (missed unrolling): end of the build log
+    if target is None:
+        code = native_object(ir_text, meta["opt_level"], meta["regions"], notes)
+        t_code = time.perf_counter()
+    log = meta["log"] + "".join(notes)
+    pmeta = {"log": log, "kernels": meta["kernels"], "origin": origin,
              "includes": cache.include_hashes(tu_info["includes"] + [HEADER])}
-    pmeta.update(cache.source_record(source, meta["log"], tu_info["includes"],
+    pmeta.update(cache.source_record(source, log, tu_info["includes"],
                                      extra_positions=bool(meta.get("lines"))))
     if "printf_formats" in meta:
         pmeta["printf_formats"] = meta["printf_formats"]
@@ -172,8 +177,6 @@ def _build(source, opts, t0, origin=None, target=None, checks=frozenset()):
     if checks:                 # a program binary of it is reloaded only under the same checks
         pmeta["checks"] = sorted(checks)
     if target is None:
-        code = native_object(ir_text, meta["opt_level"], meta["regions"])
-        t_code = time.perf_counter()
         r = from_package_parts(pmeta, code)       # (also packs it: r.package)
     else:
         r = target.program(ir_text, meta["opt_level"], pmeta)
@@ -183,16 +186,17 @@ def _build(source, opts, t0, origin=None, target=None, checks=frozenset()):
     return r
 
 
-def native_object(ir_text, opt_level, regions):
+def native_object(ir_text, opt_level, regions, notes=None):
     """Object code of a program's LLVM module. The module is complete here (every unit compiled,
     linked by linker.py when there were several) and not yet optimised: build() and link() both
-    come through this function, and nothing else optimises a program."""
+    come through this function, and nothing else optimises a program. notes: a list that gets
+    LLVM's diagnostics as build-log lines."""
     # many parallel regions (barrier-heavy kernels such as scans): unrolling and vectorising the
     # loops of every region costs far more compile time than it gains (pyopencl's scan: 1.8 s ->
     # 1.1 s to build, runs as fast); with few regions it matters (a 16x16 local-tile matmul runs
     # 3.7x faster with its k loop unrolled: the work-item loop then vectorises)
     few = regions <= 16
-    return jit.compile_object(ir_text, opt_level, unroll=few, vectorize=few)
+    return jit.compile_object(ir_text, opt_level, unroll=few, vectorize=few, notes=notes)
 
 
 def compile_object(source, options="", headers=None, target=None):

@@ -5,6 +5,8 @@ import threading
 
 import llvmlite.binding as llvm
 
+from . import llvm_messages
+
 _state = {}
 
 # LLVM's JIT is not safe to drive from several threads at once, and a program's native code may
@@ -125,14 +127,17 @@ def target_info():
     return s["triple"], s["data_layout"]
 
 
-def compile_object(ir_text, opt_level=3, unroll=True, vectorize=True):
+def compile_object(ir_text, opt_level=3, unroll=True, vectorize=True, notes=None):
     """Parse, verify, optimise for the host CPU and emit native object code (bytes).
     unroll: full unrolling of constant-trip loops; vectorize: the loop vectoriser (the SLP
     vectoriser always runs). Both cost compile time roughly in proportion to the number of
-    loops, which barrier-heavy kernels (dozens of parallel regions) have many of."""
+    loops, which barrier-heavy kernels (dozens of parallel regions) have many of.
+    notes: a list that gets LLVM's diagnostics as build-log lines (llvm_messages.py; with None
+    they are dropped: never on the host's stderr)."""
     with _lock:
         _bury()
-        return _compile_object(ir_text, opt_level, unroll, vectorize)
+        with llvm_messages.captured([] if notes is None else notes):
+            return _compile_object(ir_text, opt_level, unroll, vectorize)
 
 
 def optimised_ir(ir_text, opt_level=3, unroll=True, vectorize=True):
@@ -140,7 +145,8 @@ def optimised_ir(ir_text, opt_level=3, unroll=True, vectorize=True):
     the vectoriser took)."""
     with _lock:
         _bury()
-        mod, _ = _optimise(ir_text, opt_level, unroll, vectorize)
+        with llvm_messages.captured([]):
+            mod, _ = _optimise(ir_text, opt_level, unroll, vectorize)
         return str(mod)
 
 

@@ -257,7 +257,9 @@ def _link(parts, library, t0, origin=None, target=None):
     if any(m.get("lines") for m, _ in parts):
         pmeta["lines"] = True       # (-g units: the object has a line table; checks: sites)
     if target is None:
-        obj = driver.native_object(ir_text, opt_level, regions)
+        notes = []             # LLVM's diagnostics: end of the link log, as in driver._build
+        obj = driver.native_object(ir_text, opt_level, regions, notes)
+        pmeta["log"] = log + "".join(notes)
         r = from_package_parts(pmeta, obj)       # (also packs it: r.package)
     else:
         r = target.program(ir_text, opt_level, pmeta)     # as driver._build does

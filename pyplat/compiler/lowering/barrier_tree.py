@@ -31,7 +31,7 @@ def walk(n, fn):
         if x is None or not hasattr(x, "op"):
             continue
         fn(x)
-        stack.extend(k for k in x.kids if k is not None)
+        stack.extend(x.kids)        # (None kids are skipped when popped: no filter pass here)
 
 
 def source_order(n):

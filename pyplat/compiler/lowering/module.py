@@ -3,7 +3,8 @@ globals and strings, one LLVM function per OpenCL function used, and generate(),
 kernel's exported work-group function (workgroup.py without barriers, barriers.py with them).
 
 Each OpenCL function becomes an internal, always-inline LLVM function (`k.<name>` for kernels,
-`f.<name>` for helpers) taking the hidden work-item state first; compiled objects give the
+`f.<name>` for helpers; in a program too large to inline fully, some helpers are left to
+LLVM's inliner: inline_budget.py) taking the hidden work-item state first; compiled objects give the
 functions they export another linkage (self.linkage).
 """
 import bisect as _bisect
@@ -14,7 +15,7 @@ from llvmlite import ir
 from .. import progvars as PV
 from ..builtins.printf import emit_host_printf
 from ..tree import CompileError
-from . import barrier_tree, check_versions, checks, group_stride, workgroup
+from . import barrier_tree, check_versions, checks, group_stride, inline_budget, workgroup
 from .barriers import BarrierKernelGen
 from .function import FuncGen
 from .irbuild import I8, PTR, VOIDT
@@ -25,6 +26,12 @@ class ModuleGen:
     # One thread runs a whole work-group and owns its local memory: atomics on __local need no
     # atomic instruction (builtins/atomics.py).
     GROUP_IN_ONE_THREAD = True
+    # Helpers of a program too large to inline fully are left to LLVM's inliner
+    # (inline_budget.py); the NVPTX target keeps every call inline (no calls in its PTX).
+    INLINE_BUDGET = True
+    # A large switch that is a table may become constant arrays (switch_table.py); the NVPTX
+    # target keeps the switch (its constants live in other address spaces).
+    SWITCH_TABLES = True
 
     def __init__(self, opts, triple="", data_layout=""):
         self.module = ir.Module(name="pyplat")
@@ -38,6 +45,7 @@ class ModuleGen:
         self.pending = []
         self.regions = 0               # parallel regions emitted for kernels with barriers
         self.linkage = {}              # Func -> LLVM linkage when not internal (compiled objects)
+        self.unforced = set()          # Funcs not forced inline (inline_budget.py)
         self.export_vars = False       # a compiled object: program-scope variables are linkable
         self.var_symbols = {}          # name -> (size, declared only) of those (export_vars)
         self.fp_contract = None        # pragmas.FPContract where the program has FP_CONTRACT pragmas
@@ -138,7 +146,8 @@ class ModuleGen:
                 self.fns[f] = fn
                 return fn
             fn.linkage = self.linkage.get(f, "internal")
-            fn.attributes.add("alwaysinline")
+            if f not in self.unforced:
+                fn.attributes.add("alwaysinline")
             off = 2 if f.ret.is_struct else 1
             for i, p in enumerate(f.params):
                 if p.restrict and p.type.is_pointer:
@@ -150,10 +159,12 @@ class ModuleGen:
     def generate(self, kernels, exported=()):
         """Emit the kernels' work-group functions and every function they use; `exported`:
         further functions to emit (compiled objects: callable from other units)."""
-        for f in exported:
-            self.function(f)
         for k in kernels:
             barrier_tree.inline_barrier_functions(k)
+        if self.INLINE_BUDGET:         # (after the barrier helpers are inlined on the tree)
+            self.unforced = inline_budget.left_to_llvm(list(kernels) + list(exported))
+        for f in exported:
+            self.function(f)
         if self.check_table() is not None:
             self.check_table().note_kernels(kernels)
         memo = {}

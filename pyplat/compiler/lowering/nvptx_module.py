@@ -64,6 +64,8 @@ class NvptxFuncGen(FuncGen):
 class NvptxModuleGen(ModuleGen):
     PRINTF_STRING_POINTERS = False     # the host formats the records: no device strings to read
     GROUP_IN_ONE_THREAD = False        # a block's threads share __local memory
+    INLINE_BUDGET = False              # every call inline, as before (its entry's SROA relies on it)
+    SWITCH_TABLES = False              # switches stay switches (switch_tree still splits large ones)
 
     def __init__(self, opts, arch):
         super().__init__(opts, nvptx_entry.TRIPLE, nvptx_entry.DATA_LAYOUT)

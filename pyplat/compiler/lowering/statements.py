@@ -3,6 +3,8 @@ loops, break/continue, return, goto/labels. emit_loop is the block skeleton of f
 the barrier code (barriers.py) reuses for work-group-level loops."""
 from llvmlite import ir
 
+from . import switch_table, switch_tree
+
 def loop_parts(n):
     """(init, cond, inc, body) of a for / while / do node (None where the loop has none)."""
     if n.op == "for":
@@ -130,6 +132,9 @@ class Statements:
         cond, body = n.kids
         v = self.rv(cond)
         end_bb = b.append_basic_block("sw.end")
+        if switch_tree.LARGE < len(n.kids[1].kids if n.kids[1] is not None else ()) and \
+                switch_table.try_emit(self, n, v, end_bb):
+            return          # a large table written as a switch: two constant arrays
         default = None
         found = []
 
@@ -147,15 +152,11 @@ class Statements:
             blocks[id(c)] = b.append_basic_block("sw.case" if c.op == "case" else "sw.default")
             if c.op == "default":
                 default = blocks[id(c)]
-        sw = b.switch(v, default or end_bb)
-        seen = set()
+        cases = {}
         for c in found:
             if c.op == "case":
-                cv = c.val & ((1 << cond.type.bits) - 1)
-                if cv in seen:
-                    continue
-                seen.add(cv)
-                sw.add_case(ir.Constant(v.type, cv), blocks[id(c)])
+                cases.setdefault(c.val & ((1 << cond.type.bits) - 1), blocks[id(c)])
+        switch_tree.emit(b, v, list(cases.items()), default or end_bb)
         if not hasattr(self, "cases"):
             self.cases = []
         self.cases.append(blocks)
