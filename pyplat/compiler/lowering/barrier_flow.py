@@ -27,7 +27,7 @@ requires that); where it has none they stay per-work-item, inside a region.
 """
 from .. import types as T
 from ..tree import CompileError, Node, Var
-from .barrier_tree import has_barrier, walk
+from .tree_walk import has_barrier, walk
 
 _LOOPS = ("for", "while", "do")
 _BREAKS = _LOOPS + ("switch",)      # what a `break` leaves

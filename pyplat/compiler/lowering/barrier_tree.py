@@ -4,34 +4,8 @@ of barriers.py sees every barrier of a kernel in its own body); and the tree wal
 analyses share (`walk`, `assigned_vars`)."""
 from ..tree import CompileError, Node, Var
 from .statements import loop_parts
-
-
-def has_barrier(n, memo):
-    r = memo.get(id(n))
-    if r is None:
-        if n.op == "barrier":
-            r = True
-        elif n.op in ("expr", "decl", "return", "break", "continue", "nop", "goto"):
-            r = False
-        else:
-            r = any(k is not None and has_barrier(k, memo) for k in n.kids
-                    if k is not None and k.op in _STMT_OPS)
-        memo[id(n)] = r
-    return r
-
-
-_STMT_OPS = {"block", "decl", "expr", "if", "for", "while", "do", "break", "continue", "return", "nop",
-             "barrier", "switch", "case", "default", "label", "goto"}
-
-
-def walk(n, fn):
-    stack = [n]
-    while stack:
-        x = stack.pop()
-        if x is None or not hasattr(x, "op"):
-            continue
-        fn(x)
-        stack.extend(x.kids)        # (None kids are skipped when popped: no filter pass here)
+from .tree_walk import STMT_OPS as _STMT_OPS, has_barrier, walk  # noqa: F401 (shared from here too)
+from . import barrier_flow
 
 
 def source_order(n):
@@ -251,6 +225,3 @@ class _Inliner:
         if n.op == "var":
             val = mapping.get(val, val)
         return Node(n.op, n.type, kids, n.lv, n.cur, val)
-
-
-from . import barrier_flow    # noqa: E402 (it uses has_barrier and walk from here)
