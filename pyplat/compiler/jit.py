@@ -136,7 +136,7 @@ def compile_object(ir_text, opt_level=3, unroll=True, vectorize=True, notes=None
     they are dropped: never on the host's stderr)."""
     with _lock:
         _bury()
-        with llvm_messages.captured([] if notes is None else notes):
+        with llvm_messages.captured([] if notes is None else notes, ir_text):
             return _compile_object(ir_text, opt_level, unroll, vectorize)
 
 
@@ -145,7 +145,7 @@ def optimised_ir(ir_text, opt_level=3, unroll=True, vectorize=True):
     the vectoriser took)."""
     with _lock:
         _bury()
-        with llvm_messages.captured([]):
+        with llvm_messages.captured([], ir_text):
             mod, _ = _optimise(ir_text, opt_level, unroll, vectorize)
         return str(mod)
 

@@ -7,7 +7,9 @@ so LLVM's default one writes `warning: <unknown>:0:0: ...` straight to file desc
 the middle of the host program's output. While the optimiser and code generator run (under
 jit's lock) fd 2 is pointed at a temporary file; LLVM's lines become build-log lines, and
 anything else that reached fd 2 meanwhile (another thread of the host) is written back to the
-real stderr when the run ends (late, never lost)."""
+real stderr when the run ends (late). Only modules that carry loop hints are run so: LLVM warns
+only of a transformation a loop's `llvm.loop.*` hint asked for, and every other build leaves the
+host's stderr alone (a report written there by a crashing thread is never held back)."""
 import contextlib
 import os
 import re
@@ -18,10 +20,18 @@ _LLVM_LINE = re.compile(r"^(warning|remark|note|error): (.*)$")
 _NO_PLACE = "<unknown>:0:0: "       # what LLVM prints where the IR has no source position
 
 
+# the loop hints our lowering writes (lowering/statements.py): the only source of these warnings
+_HINTS = "llvm.loop.unroll"
+
+
 @contextlib.contextmanager
-def captured(notes):
-    """Run the block with fd 2 captured; append LLVM's diagnostic lines (newline-terminated,
-    build-log form) to the list `notes`. Where fd 2 cannot be redirected the block runs as is."""
+def captured(notes, ir_text):
+    """Run the block with fd 2 captured where ir_text carries loop hints; append LLVM's diagnostic
+    lines (newline-terminated, build-log form) to the list `notes`. Where fd 2 cannot be
+    redirected the block runs as is."""
+    if _HINTS not in ir_text:
+        yield
+        return
     try:
         saved = os.dup(2)
         tmp = tempfile.TemporaryFile()
