@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up PyPlat and PoCL on the device machine (no network, no apt; root) from a carried folder
 # and runs bench/run.py there. Used for the "16-core device machine" figures in
-# docs/performance.md.
+# docs/history/performance-log.md.
 #
 #   bash bench/device.sh check                  # environment report, install, clinfo -l, tiny bench
 #   bash bench/device.sh bench [run.py args]    # install (if needed), then python bench/run.py ARGS

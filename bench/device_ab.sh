@@ -7,7 +7,7 @@
 #   bash bench/device_ab.sh install                 # there: build both (one call; ~5 min)
 #   ROUNDS=3 REPS=1 SCALE=5 WORKERS="1 4 16" bash bench/device_ab.sh run   # there: alternate
 #   python3 bench/rawsum.py OUT/a-*/raw.tsv; python3 bench/rawsum.py OUT/b-*/raw.tsv
-# The device call carries $CARRY's ocl-root.tar.xz, whl, deps, a.*, b.* (docs/performance.md).
+# The device call carries $CARRY's ocl-root.tar.xz, whl, deps, a.*, b.* (docs/history/performance-log.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CARRY=$(realpath "${CARRY:-.devbench}")

@@ -13,7 +13,7 @@ machine allows without any runtime: the in-order parallelisation's work on plain
 `api` times OpenCL API calls from C instead (bench/api_bench.c: create/release and retain/release
 of every object kind, queries, small commands, a mixed command stream from 1 and 8 host threads),
 PyPlat and PoCL alternating for --reps repetitions, and prints medians, ranges and the ratio
-PyPlat/PoCL of the medians (--markdown: the same table for docs/performance.md).
+PyPlat/PoCL of the medians (--markdown: the same table for docs/history/performance-log.md).
 """
 import argparse
 import os

@@ -1,5 +1,6 @@
 """PYPLAT_CHECK=races: a checked kernel's work-group function in two versions, picked per group
-by what the launch's check record says (docs/tools.md, "PYPLAT_CHECK"; docs/performance.md).
+by what the launch's check record says (docs/tools.md, "PYPLAT_CHECK";
+docs/history/performance-log.md).
 
 A `__global` argument that no race-checked access of the kernel writes through (its writes
 through pointers of unknown origin, in helpers for one, are never race-checked: the core's
