@@ -13,6 +13,7 @@ import pyplat
 pyplat.enable()     # before pyopencl initialises its loader
 
 cl = pytest.importorskip("pyopencl")
+from pyopencl_support import pyopencl_context  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 WG, GROUPS = 16, 3
@@ -24,20 +25,12 @@ class Local:
         self.nbytes = nbytes
 
 
-def _context(name):
-    for p in cl.get_platforms():
-        if p.name == name:
-            devs = p.get_devices()
-            return cl.Context(devs[:1]) if devs else None
-    return None
-
-
 @pytest.fixture(scope="module")
 def contexts():
-    mine = _context("PyPlat")
+    mine = pyopencl_context("PyPlat")
     if mine is None:
         pytest.fail("pyopencl does not see PyPlat")
-    pocl = _context("Portable Computing Language")
+    pocl = pyopencl_context("Portable Computing Language")
     return [("PyPlat", mine)] + ([("PoCL", pocl)] if pocl is not None else [])
 
 

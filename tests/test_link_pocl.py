@@ -9,6 +9,7 @@ import pyplat
 pyplat.enable()     # before pyopencl initialises its loader
 
 cl = pytest.importorskip("pyopencl")
+from pyopencl_support import pyopencl_context  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 PROGRAMS = {
@@ -38,17 +39,9 @@ FAILING = {
 }
 
 
-def _context(name):
-    for p in cl.get_platforms():
-        if p.name == name:
-            devs = p.get_devices()
-            return cl.Context(devs[:1]) if devs else None
-    return None
-
-
 @pytest.fixture(scope="module")
 def contexts():
-    mine, pocl = _context("PyPlat"), _context("Portable Computing Language")
+    mine, pocl = pyopencl_context("PyPlat"), pyopencl_context("Portable Computing Language")
     if mine is None:
         pytest.fail("pyopencl does not see PyPlat")
     if pocl is None:

@@ -1,12 +1,6 @@
-"""Small analyses over the typed tree: which pointer arguments a kernel may write,
-and an estimate of private memory."""
-from . import pointer_writes
+"""Small analyses over the typed tree: an estimate of private memory and whether a kernel may
+print (which pointer arguments a kernel may write: pointer_writes.py)."""
 from .tree import CompileError
-
-
-def written_params(kernel):
-    """The kernel's pointer parameters it may write through (pointer_writes.py: sound)."""
-    return pointer_writes.written_params(kernel)
 
 
 def private_size(func, seen=None):

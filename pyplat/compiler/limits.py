@@ -24,7 +24,9 @@ import os
 import sys
 import threading
 
-from .tree import CompileError, source_position
+from clang.cindex import Cursor
+
+from .tree import CompileError, Func, Node, Var, source_position
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -90,8 +92,7 @@ def deepest_construct(e):
             tb = tb.tb_next
         for frame in reversed(frames):          # innermost first
             for v in list(frame.f_locals.values()):
-                cur = getattr(v, "cur", None) if type(v).__name__ in ("Node", "Var", "Func") else \
-                    v if type(v).__name__ == "Cursor" else None
+                cur = v.cur if isinstance(v, (Node, Var, Func)) else v if isinstance(v, Cursor) else None
                 if cur is not None and source_position(cur)[1] >= 1:
                     return cur
         x = x.__cause__ or x.__context__

@@ -1,7 +1,7 @@
 """Kernel metadata: recorded from the typed tree at compile time as plain data (JSON in packages
 and compiled objects), turned into KernelInfo objects when the program's code is loaded."""
 from .. import cl
-from . import analysis
+from . import analysis, pointer_writes
 from . import types as T
 from .results import ArgInfo, KernelInfo
 
@@ -17,7 +17,7 @@ def kernel_meta(kernels, names, check_sites=None, arg_info=True):
     kernel, so a linked program answers per kernel as the unit that defined it was compiled)."""
     out = []
     for k in kernels:
-        written = analysis.written_params(k)
+        written = pointer_writes.written_params(k)
         args_info = []
         for p, pi in zip(k.params, k.param_info):
             t = p.type

@@ -1,7 +1,7 @@
 """Which pointer arguments a kernel may write through: an escape analysis on the typed tree.
 
 The in-order queue runs a kernel beside the commands around it when it only reads a buffer
-(core/queue.py), so an argument may be reported unwritten only when no store can reach memory
+(core/queue.py; recorded by metadata.py as ArgInfo.written), so an argument may be reported unwritten only when no store can reach memory
 through it. The rule that keeps this sound: a pointer value derived from an argument is followed
 only where every place it can go is known; everywhere else it counts as written.
 

@@ -53,6 +53,16 @@ class _Builder:
     def helper(self, text):
         self.helpers.append(text)
 
+    def helper_chain(self, stem, ret, params, args, body):
+        """1-3 helpers, each calling the one before, the first doing `body`; the last one's name."""
+        name = self.fresh(stem)
+        self.helper(f"{ret} {name}_0({params}) {{ {body} }}")
+        depth = self.rng.randint(1, 3)
+        call = "return " if ret != "void" else ""
+        for d in range(1, depth):
+            self.helper(f"{ret} {name}_{d}({params}) {{ {call}{name}_{d - 1}({args}); }}")
+        return f"{name}_{depth - 1}"
+
     # --- derivations: each takes a pointer expression (to uint) and gives another
     def derive(self, kind, e):
         p, r = self.prefix, self.rng
@@ -61,12 +71,8 @@ class _Builder:
             self.body.append(f"__global uint *{v} = {e};")
             return v
         if kind == "identity_helper":
-            depth = r.randint(1, 3)
-            name = self.fresh("id")
-            self.helper(f"__global uint *{name}_0(__global uint *p) {{ return p; }}")
-            for d in range(1, depth):
-                self.helper(f"__global uint *{name}_{d}(__global uint *p) {{ return {name}_{d - 1}(p); }}")
-            return f"{name}_{depth - 1}({e})"
+            name = self.helper_chain("id", "__global uint *", "__global uint *p", "p", "return p;")
+            return f"{name}({e})"
         if kind == "cast":
             t = r.choice(["float", "int", "uchar", "ushort2", "char4"])
             return f"((__global uint *)(__global {t} *)({e}))"
@@ -115,12 +121,8 @@ class _Builder:
         if kind == "incr":
             return [f"(*({e}))++;"]
         if kind == "helper":
-            depth = r.randint(1, 3)
-            name = self.fresh("put")
-            self.helper(f"void {name}_0(__global uint *p, uint v) {{ *p = v; }}")
-            for d in range(1, depth):
-                self.helper(f"void {name}_{d}(__global uint *p, uint v) {{ {name}_{d - 1}(p, v); }}")
-            return [f"{name}_{depth - 1}({e}, {val});"]
+            name = self.helper_chain("put", "void", "__global uint *p, uint v", "p, v", "*p = v;")
+            return [f"{name}({e}, {val});"]
         if kind == "vstore4":
             if r.random() < 0.5:
                 name = self.fresh("v4")

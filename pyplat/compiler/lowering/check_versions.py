@@ -4,8 +4,8 @@ docs/history/performance-log.md).
 
 A `__global` argument that no race-checked access of the kernel writes through (its writes
 through pointers of unknown origin, in helpers for one, are never race-checked: the core's
-`race_written`, not analysis.written_params, which counts every pointer copied as written, as
-pyopencl's `x = x__base + x__offset`) can race only with writes through another argument bound
+`race_written`, not pointer_writes.written_params, the queue's answer, which counts as written
+every pointer it cannot follow) can race only with writes through another argument bound
 to the same buffer; the core tracks it (check_shadows.fill_record: a shadow header in the
 record) only then. Its race check is
 code in the loop over work-items all the same, and LLVM's vectoriser makes it masked vector

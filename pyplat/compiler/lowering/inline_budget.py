@@ -11,7 +11,7 @@ still inlines what is small or called once) until the estimate fits. Programs un
 budget, every usual kernel, are compiled exactly as before.
 
 Sizes are typed-tree nodes; a call left out counts as one node."""
-from .barrier_tree import walk
+from .tree_walk import walk
 
 # Fully inlined size (typed-tree nodes) up to which every helper stays forced inline. Measured:
 # the test suite's kernels and pyopencl's (scan ~1,500) are far below it except clrandom's
