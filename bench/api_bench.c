@@ -5,8 +5,10 @@
  * prints one line per measurement:  name  count  microseconds-per-operation
  * `scale` multiplies every loop count (default 1; 0.01 for a quick check). The mixed command
  * stream enqueues `mixed_per_thread` commands from each host thread (default $API_BENCH_MIXED,
- * else 12500, the issue's size), once per thread count in $API_BENCH_THREADS (default "1,8").
- * $API_BENCH_ONLY (a comma-separated list of groups: create, retain, info, commands, mixed)
+ * else 12500, the issue's size), once per thread count in $API_BENCH_THREADS (default "1,8");
+ * so does the held-out style stream of fresh objects (user event, new buffer, launch and read
+ * with events each round).
+ * $API_BENCH_ONLY (a comma-separated list of groups: create, retain, info, commands, mixed, fresh)
  * runs a subset.
  * Results are checked where it is cheap; a wrong one exits with status 3 and a message, so a
  * broken run never reads as a fast one. Unsupported optional features (samplers without image
@@ -513,6 +515,88 @@ static void bench_mixed(int threads, int per_thread) {
     CHECK(clReleaseCommandQueue(m.shared_q));
 }
 
+/* ---- the held-out style stream: fresh objects with every command ----
+ * Each thread owns an in-order queue and a kernel; a round makes a user event and a new buffer
+ * (copied from host memory), sets the buffer as the kernel's argument, launches it gated by the
+ * user event with an event of its own, sets the user event complete, reads one int back after
+ * the launch's event (non-blocking, with an event) and releases the buffer and the events; every
+ * 16th round waits for its read. Counted per round: three commands (user event, launch, read). */
+enum { FRESH_WIDTH = 64, FRESH_COMMANDS_PER_ROUND = 3 };
+
+struct fresh_worker {
+    int id, rounds;
+    pthread_barrier_t *start;
+    cl_command_queue q;
+    cl_kernel k;
+    int values[FRESH_WIDTH];
+    int *reads;
+};
+
+static void *fresh_worker(void *arg) {
+    struct fresh_worker *w = arg;
+    size_t width = FRESH_WIDTH;
+    cl_int e;
+    pthread_barrier_wait(w->start);
+    for (int r = 0; r < w->rounds; r++) {
+        int slot = r % FRESH_WIDTH;
+        cl_event gate = clCreateUserEvent(ctx, &e);
+        CHECK(e);
+        cl_mem buf = new_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof w->values, w->values);
+        CHECK(clSetKernelArg(w->k, 0, sizeof buf, &buf));
+        cl_event launched, read;
+        CHECK(clEnqueueNDRangeKernel(w->q, w->k, 1, NULL, &width, NULL, 1, &gate, &launched));
+        CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+        CHECK(clEnqueueReadBuffer(w->q, buf, CL_FALSE, slot * sizeof(int), sizeof(int), &w->reads[r], 1,
+                                  &launched, &read));
+        CHECK(clReleaseMemObject(buf));      /* released while its commands may still run */
+        CHECK(clReleaseEvent(gate));
+        CHECK(clReleaseEvent(launched));
+        if (r % 16 == 15) CHECK(clWaitForEvents(1, &read));
+        CHECK(clReleaseEvent(read));
+    }
+    CHECK(clFinish(w->q));
+    return NULL;
+}
+
+static void bench_fresh(int threads, int per_thread) {
+    int rounds = per_thread / FRESH_COMMANDS_PER_ROUND;
+    if (rounds < 1) rounds = 1;
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, threads + 1);
+    struct fresh_worker *ws = calloc(threads, sizeof *ws);
+    pthread_t *tids = calloc(threads, sizeof *tids);
+    for (int t = 0; t < threads; t++) {
+        struct fresh_worker *w = &ws[t];
+        w->id = t;
+        w->rounds = rounds;
+        w->start = &start;
+        w->q = new_queue(0);
+        w->k = new_kernel(prog, "add_one");
+        for (int j = 0; j < FRESH_WIDTH; j++) w->values[j] = 100000 * (t + 1) + 3 * j;
+        w->reads = calloc(rounds, sizeof(int));
+        pthread_create(&tids[t], NULL, fresh_worker, w);
+    }
+    double t0 = now_us();
+    pthread_barrier_wait(&start);
+    for (int t = 0; t < threads; t++) pthread_join(tids[t], NULL);
+    double total = now_us() - t0;
+    for (int t = 0; t < threads; t++) {
+        struct fresh_worker *w = &ws[t];
+        for (int r = 0; r < rounds; r++)
+            EXPECT(w->reads[r] == w->values[r % FRESH_WIDTH] + 1, "fresh T=%d: thread %d round %d read %d, want %d",
+                   threads, t, r, w->reads[r], w->values[r % FRESH_WIDTH] + 1);
+        free(w->reads);
+        CHECK(clReleaseKernel(w->k));
+        CHECK(clReleaseCommandQueue(w->q));
+    }
+    char name[32];
+    snprintf(name, sizeof name, "fresh_stream_t%d", threads);
+    report(name, (long)threads * rounds * FRESH_COMMANDS_PER_ROUND, total);
+    free(ws);
+    free(tids);
+    pthread_barrier_destroy(&start);
+}
+
 int main(int argc, char **argv) {
     const char *want = argc > 1 ? argv[1] : "";
     scale = argc > 2 ? atof(argv[2]) : 1;
@@ -546,6 +630,12 @@ int main(int argc, char **argv) {
         snprintf(list, sizeof list, "%s", threads_env && *threads_env ? threads_env : "1,8");
         for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ","))
             if (atoi(tok) > 0) bench_mixed(atoi(tok), per_thread);
+    }
+    if (wanted("fresh")) {
+        char list[64];
+        snprintf(list, sizeof list, "%s", threads_env && *threads_env ? threads_env : "1,8");
+        for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ","))
+            if (atoi(tok) > 0) bench_fresh(atoi(tok), per_thread);
     }
     CHECK(clReleaseProgram(prog));
     CHECK(clReleaseContext(ctx));

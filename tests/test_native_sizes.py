@@ -2,7 +2,8 @@
 kernel object, or a launch with sizes its kernel never had, is answered by the native
 clEnqueueNDRangeKernel without Python when its sizes pass the spec's checks -- with the local
 size a NULL local_work_size gets chosen exactly as the Python path chooses it -- and sizes that
-fail them still get the spec's error code from the Python path."""
+fail them get the spec's error code from the native entry itself, with the rule's reason reported
+as every error's is (the rules are written once, for both entries)."""
 import ctypes
 
 import numpy as np
@@ -98,9 +99,9 @@ def test_reqd_work_group_size_is_used_and_enforced_natively(env):
     k, out = kernel_on(ctx, prog, b"fixed", 64)
     assert launch(q, k, (64,)) == 0                              # NULL local: the required 8
     assert sorted(set(read(q, out, 256, np.uint32).tolist())) == [8]
-    assert launch(q, k, (64,), (16,)) == _native.DEFER            # not the required size
+    assert launch(q, k, (64,), (16,)) == cl.CL_INVALID_WORK_GROUP_SIZE   # not the required size
     assert launch(q, k, (64,), (16,), entry=CL.clEnqueueNDRangeKernel) == cl.CL_INVALID_WORK_GROUP_SIZE
-    assert launch(q, k, (60,)) == _native.DEFER                   # not a multiple of 8
+    assert launch(q, k, (60,)) == cl.CL_INVALID_WORK_GROUP_SIZE   # not a multiple of 8
     assert launch(q, k, (60,), entry=CL.clEnqueueNDRangeKernel) == cl.CL_INVALID_WORK_GROUP_SIZE
     release(q, (k, out))
 
@@ -111,12 +112,13 @@ def test_reqd_work_group_size_is_used_and_enforced_natively(env):
     ((8192,), (8192,), cl.CL_INVALID_WORK_ITEM_SIZE),             # above max work-item size
     ((256, 128), (128, 64), cl.CL_INVALID_WORK_GROUP_SIZE),       # above max work-group size
 ])
-def test_sizes_the_spec_refuses_still_get_its_error(env, global_size, local_size, code):
+def test_sizes_the_spec_refuses_get_its_error_from_both_entries(env, global_size, local_size, code):
     ctx, dev, prog = env
     q = make_queue(ctx, dev)
     n = int(np.prod(global_size))
     k, out = kernel_on(ctx, prog, b"shape", n)
-    assert launch(q, k, global_size, local_size) == _native.DEFER
+    assert launch(q, k, global_size) == 0                         # (a plan: the native entry answers)
+    assert launch(q, k, global_size, local_size) == code
     assert launch(q, k, global_size, local_size, entry=CL.clEnqueueNDRangeKernel) == code
     assert launch(q, k, global_size) == 0                         # the kernel still launches
     release(q, (k, out))
@@ -145,3 +147,45 @@ def test_sizes_checked_natively_are_shared_by_the_kernels_other_objects(env):
     assert launch(q, a[0], (256,), (64,)) == 0
     assert local_sizes(q, a[1], 256) == [(64, 1)] and local_sizes(q, b[1], 256) == [(32, 1)]
     release(q, a, b)
+
+
+def test_a_native_refusal_reports_its_reason(env, monkeypatch, capfd):
+    """PYPLAT_DEBUG=err sees the native entry's refusal with the rule's reason, as it sees a
+    Python entry's error."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k, out = kernel_on(ctx, prog, b"shape", 64)
+    assert launch(q, k, (64,)) == 0
+    monkeypatch.setenv("PYPLAT_DEBUG", "err")
+    config.reload()
+    try:
+        assert launch(q, k, (60,), (16,)) == cl.CL_INVALID_WORK_GROUP_SIZE
+        assert launch(q, k, (64,), (16,), entry=lambda q, k, dim, *rest: native_ndrange(q, k, 4, *rest)) \
+            == cl.CL_INVALID_WORK_DIMENSION
+    finally:
+        monkeypatch.delenv("PYPLAT_DEBUG")
+        config.reload()
+    err = capfd.readouterr().err
+    assert ("clEnqueueNDRangeKernel returned CL_INVALID_WORK_GROUP_SIZE: "
+            "global size 60 is not a multiple of local size 16") in err
+    assert "clEnqueueNDRangeKernel returned CL_INVALID_WORK_DIMENSION: work_dim is 4, not 1, 2 or 3" in err
+    release(q, (k, out))
+
+
+def test_both_entries_agree_on_random_sizes(env):
+    """A generator: random requests (valid and not) give the same code from the native entry and
+    from the Python entry (PYPLAT_FAST_PATH's two ways in share one rule)."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    k, out = kernel_on(ctx, prog, b"shape", 4096)
+    assert launch(q, k, (64,)) == 0
+    rng = np.random.default_rng(20261207)
+    choices = [0, 1, 2, 3, 4, 5, 7, 8, 12, 16, 60, 64, 256, 1024, 4096, 8192, 1 << 20]
+    for _ in range(300):
+        dim = int(rng.integers(1, 4))
+        g = [int(rng.choice(choices[:12])) for _ in range(dim)]
+        loc = [int(rng.choice(choices)) for _ in range(dim)] if rng.random() < 0.7 else None
+        native = launch(q, k, g, loc)
+        python = launch(q, k, g, loc, entry=CL.clEnqueueNDRangeKernel)
+        assert native == python, (g, loc)
+    release(q, (k, out))

@@ -44,7 +44,7 @@ from pyplat.runtime._sched cimport (
     cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_commit_nop, cmd_attach, cmd_wait,
     track_join,
     abort_oom, reap_pending, order_locked, qcore_incref, qcore_decref, key_hash, hold_use, hold_done,
-    plan_incref, plan_decref, plan_derive, plan_start, fill_launch, fork_lose_queue, fork_lose_command,
+    plan_incref, plan_decref, plan_derive, plan_start, fill_launch, refusal_t, refusal_reason, fork_lose_queue, fork_lose_command,
     host_calloc, Command, Driver, QueueCore, LaunchPlan, wrap_command, wrap_derived)
 
 # The handle layout, the handle kinds and "not answered here": one definition, shared with the
@@ -388,6 +388,7 @@ cdef class KernelSlot:
         note_plan_buffers(self.k, plan)    # (native_kernel_args.pxi)
 
 
+include "native_refusals.pxi"          # a native entry's error with its reason
 include "native_commands.pxi"
 include "native_buffers.pxi"
 include "native_maps.pxi"             # clEnqueueMapBuffer, clEnqueueUnmapMemObject; the mapping tables
@@ -604,8 +605,15 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     cdef uint64_t geo[9]
     cdef uint32_t i, n = 0
     cdef int empty = 0, ok = 0, r, n_foreign = 0
+    cdef refusal_t why
+    cdef size_t no_work_items[3]
     if (n_events == 0) != (events == 0) or n_events > MAX_NATIVE_WAITS:
         return PYPLAT_DEFER
+    if global_size == 0:
+        # OpenCL 2.1 on: a NULL global size is a zero-sized launch, which "will trivially
+        # succeed after its event dependencies are satisfied" (the error it was is deprecated)
+        memset(no_work_items, 0, sizeof(no_work_items))
+        global_size = <size_t>no_work_items
     # handles -> references, under the table lock
     pthread_mutex_lock(&tab_lock)
     e = tab_find(queue)
@@ -639,7 +647,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
         for i in range(n):
             cmd_decref(waits[i])
         return PYPLAT_DEFER
-    r = plan_start(p, q.device, work_dim, global_size, local_size, offset, geo, &empty)
+    r = plan_start(p, q.device, work_dim, global_size, local_size, offset, geo, &empty, &why)
     if r == 1 and n_foreign and not foreign_use(foreign, n_foreign):   # (native_plans.pxi)
         hold_done(p.hold)
         r = 0
@@ -663,7 +671,7 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
             cmd_decref(waits[i])
         qcore_decref(q)
         plan_decref(p)
-        return PYPLAT_DEFER
+        return refused("clEnqueueNDRangeKernel", &why, queue, kernel) if r == -2 else PYPLAT_DEFER
     # the command
     c = cmd_new(K_NOP)
     if c == NULL or fill_launch(c, p, geo, work_dim, empty) < 0:

@@ -46,6 +46,11 @@ def _failed(name, error, args):
         _report(name)
 
 
+def _refused(name, code, reason, args):
+    """A native entry's refusal (api/native_refusals.pxi): reported as a Python entry's error."""
+    _failed(name, CLError(code, reason), args)
+
+
 def _wrap_status(name, fn):
     def call(*args):
         try:
@@ -165,6 +170,7 @@ def direct_entries(implemented=IMPLEMENTED):
                                      api_context.native_platform_devices(), api_context.adopt_native_context,
                                      queue.native_queue_modes())
         handles.adopter = _adopt_native
+        _native.set_refusal_reporter(_refused)
         _native.set_user_event_factory(event.adopt_native_user_event)
         handles.native_of = _native_of
         _native_entries.update(native)

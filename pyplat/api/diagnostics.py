@@ -22,11 +22,12 @@ def entry_failed(name, error, args):
 
 def _context_of(args):
     """The context of the first handle among the call's first arguments (a context, or an
-    object that belongs to one), or None."""
+    object that belongs to one), or None. (An object the fast path made natively is adopted
+    here: its context may have a pfn_notify, and errors are rare.)"""
     for value in args[:2]:
         if not isinstance(value, int) or not value:
             continue
-        obj = handles.peek(value)
+        obj = handles.adopted(value)
         if obj is None:
             continue
         for path in (("context",), ("program", "context")):

@@ -20,7 +20,7 @@ from pyplat.core.event import Event
 from pyplat.core.kernel import Kernel
 from pyplat.core.queue import HOST, CommandQueue
 from pyplat.devices.spaces import HOST as HOST_SPACE
-from pyplat.runtime.graph import choose_local_size
+from pyplat.runtime.graph import dimensions_refusal, launch_geometry
 
 
 def _submit(queue, command_type, command, num_events, event_list, event, retain=(), blocking=False,
@@ -551,7 +551,9 @@ def _launch_checks(queue, k, work_dim, global_work_size):
     check(k.program.context is queue.context, cl.CL_INVALID_CONTEXT, "kernel and queue in different contexts")
     check(k.program.built_for(queue.device), cl.CL_INVALID_PROGRAM_EXECUTABLE,
           "no program executable for the queue's device")
-    check(1 <= work_dim <= 3, cl.CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3")
+    refusal = dimensions_refusal(work_dim)
+    if refusal is not None:
+        raise CLError(*refusal)
     # (the entry makes a NULL global size zero-sized first; prime_ndrange leaves it to the entry)
     check(global_work_size, cl.CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL")
     check(k.all_args_set, cl.CL_INVALID_KERNEL_ARGS, "not every kernel argument has been set")
@@ -595,36 +597,16 @@ def _geometry_key(device, work_dim, global_work_offset, global_work_size, local_
 
 
 def _geometry(k, device, work_dim, global_work_offset, global_work_size, local_work_size):
-    """(global size, local size, offset, empty) padded to 3 dimensions, validated. The rules'
-    home, with their reasons; the native fast path applies them silently and defers here on a
-    refusal (runtime/sched/launch_sizes.pxi, sizes_valid)."""
-    pad = [1] * (3 - work_dim)
-    global_size = list((ctypes.c_size_t * work_dim).from_address(global_work_size)) + pad
-    offset = (list((ctypes.c_size_t * work_dim).from_address(global_work_offset)) if global_work_offset
-              else [0] * work_dim) + [0] * (3 - work_dim)
-    for g, o in zip(global_size, offset):
-        check(g + o < 2 ** 64, cl.CL_INVALID_GLOBAL_OFFSET, "global size + offset overflows size_t")
-    reqd = tuple(k.info.reqd_work_group_size or (0, 0, 0))
-    if local_work_size:
-        local = list((ctypes.c_size_t * work_dim).from_address(local_work_size)) + pad
-        check(all(local), cl.CL_INVALID_WORK_GROUP_SIZE, "a local size is 0")
-        if reqd[0]:
-            check(tuple(local) == reqd, cl.CL_INVALID_WORK_GROUP_SIZE,
-                  f"the kernel requires reqd_work_group_size{reqd}")
-        for l, m in zip(local, device.max_work_item_sizes):
-            check(l <= m, cl.CL_INVALID_WORK_ITEM_SIZE, f"local size {l} above the device's {m}")
-        check(local[0] * local[1] * local[2] <= device.max_work_group_size, cl.CL_INVALID_WORK_GROUP_SIZE,
-              f"work-group size above the device's {device.max_work_group_size}")
-        for g, l in zip(global_size, local):
-            check(g % l == 0, cl.CL_INVALID_WORK_GROUP_SIZE,
-                  f"global size {g} is not a multiple of local size {l}")
-    elif reqd[0]:
-        local = list(reqd)
-        for g, l in zip(global_size, local):
-            check(g % l == 0, cl.CL_INVALID_WORK_GROUP_SIZE, "global size not a multiple of reqd_work_group_size")
-    else:
-        local = choose_local_size(global_size, device.max_work_group_size, device.max_work_item_sizes)
-    return global_size, local, offset, 0 in global_size[:work_dim]
+    """(global size, local size, offset, empty) padded to 3 dimensions, validated by the rules
+    the native entry applies too (runtime/sched/launch_sizes.pxi: written once, with reasons)."""
+    global_size = list((ctypes.c_size_t * work_dim).from_address(global_work_size))
+    local = list((ctypes.c_size_t * work_dim).from_address(local_work_size)) if local_work_size else None
+    offset = list((ctypes.c_size_t * work_dim).from_address(global_work_offset)) if global_work_offset else None
+    refusal, geometry = launch_geometry(work_dim, global_size, local, offset, device.max_work_group_size,
+                                        device.max_work_item_sizes, k.info.reqd_work_group_size)
+    if refusal is not None:
+        raise CLError(*refusal)
+    return geometry
 
 
 @entry

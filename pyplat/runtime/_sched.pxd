@@ -68,6 +68,11 @@ cdef enum:
     ERR_OUT_OF_RESOURCES = -5
     CL_SUCCESS_ = 0
     CL_OUT_OF_HOST_MEMORY_ = -6
+    # clEnqueueNDRangeKernel's refusals of sizes (sched/launch_sizes.pxi)
+    CL_INVALID_WORK_DIMENSION_ = -53
+    CL_INVALID_WORK_GROUP_SIZE_ = -54
+    CL_INVALID_WORK_ITEM_SIZE_ = -55
+    CL_INVALID_GLOBAL_OFFSET_ = -56
 
 cdef enum:
     # Command kinds.
@@ -236,6 +241,12 @@ cdef struct devlim_t:            # a device a kernel's program was built for, wi
     uint64_t max_items[3]        # CL_DEVICE_MAX_WORK_ITEM_SIZES
     uint64_t local_mem           # CL_DEVICE_LOCAL_MEM_SIZE
 
+cdef struct refusal_t:           # why a rule refused a request (sched/launch_sizes.pxi): the
+    int32_t code                 # error code, and a format naming up to two numbers, {a} and {b}
+    const char *reason
+    uint64_t a
+    uint64_t b
+
 cdef struct sizes_t:             # a kernel's sizes validated last (KernelSizes), which its
                                  # objects' plans take when their own do not match a launch
     pthread_mutex_t lock
@@ -350,7 +361,8 @@ cdef bint hold_unpin(hold_t *h, object owner, object refs) except -1
 cdef void plan_decref(plan_t *p) noexcept nogil
 cdef plan_t *plan_derive(plan_t *p, uint32_t index, size_t value, uint64_t size) noexcept nogil
 cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, size_t local_size,
-                    size_t offset, uint64_t *geo, int *empty) noexcept nogil
+                    size_t offset, uint64_t *geo, int *empty, refusal_t *why) noexcept nogil
+cdef str refusal_reason(const refusal_t *why)
 cdef int fill_launch(cmd_t *c, plan_t *p, uint64_t *geo, int work_dim, int empty) noexcept nogil
 
 

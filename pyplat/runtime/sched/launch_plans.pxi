@@ -75,29 +75,32 @@ cdef plan_t *plan_derive(plan_t *p, uint32_t index, size_t value, uint64_t size)
 
 
 cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, size_t local_size,
-                    size_t offset, uint64_t *geo, int *empty) noexcept nogil:
+                    size_t offset, uint64_t *geo, int *empty, refusal_t *why) noexcept nogil:
     """A launch begins: 1 (counted as pending; geo/empty: the validated geometry with this
     launch's offset) if the request is a geometry validated for the plan (by the Python path or
-    check_new_sizes) and the plan holds its objects; 0 if it does not hold them; -1 if the sizes
-    or the offset fail their checks (the Python path reports why)."""
+    check_new_sizes) and the plan holds its objects; 0 if it does not hold them; -2 if the
+    sizes or the offset fail their rules (why: launch_sizes.pxi); -1 if they cannot be checked
+    here (the Python path checks them)."""
     cdef uint64_t req[6]
     cdef uint64_t off[3]
-    cdef int flags, d, r = 1
-    if global_size == 0 or work_dim < 1 or work_dim > 3:
+    cdef int flags, d, r = 1, checked
+    if global_size == 0:
         return -1
+    if not dimensions_valid(work_dim, why):                                    # (launch_sizes.pxi)
+        return -2
     geometry_request(work_dim, global_size, local_size, req, &flags)
     for d in range(3):
         off[d] = (<size_t *>offset)[d] if offset and d < work_dim else 0
-        if req[d] + off[d] < off[d]:
-            return -1
     pthread_mutex_lock(p.hold.lock)
     if ((work_dim != p.geo_dim or device != p.geo_device or flags != p.geo_flags
-            or memcmp(req, p.geo_in, sizeof(req)) != 0) and not take_kernel_sizes(p, device, work_dim, req, flags)
-            and not check_new_sizes(p, device, work_dim, req, flags)):       # (launch_sizes.pxi)
-        r = -1
-    elif not p.hold.held and not p.hold.armed:
+            or memcmp(req, p.geo_in, sizeof(req)) != 0) and not take_kernel_sizes(p, device, work_dim, req, flags)):
+        checked = check_new_sizes(p, device, work_dim, req, flags, why)       # (launch_sizes.pxi)
+        r = 1 if checked == 1 else (-2 if checked < 0 else -1)
+    if r == 1 and not offset_valid(work_dim, req, off, why):
+        r = -2
+    if r == 1 and not p.hold.held and not p.hold.armed:
         r = 0
-    else:
+    elif r == 1:
         p.hold.users += 1
         memcpy(geo, p.geo_out, 6 * sizeof(uint64_t))
         memcpy(geo + 6, off, sizeof(off))
@@ -297,7 +300,7 @@ def launch_kernel(QueueCore q, LaunchPlan plan, device, int work_dim, size_t glo
     cdef Command cmd = Command(K_NOP, q.driver, name)
     cdef cmd_t *c = cmd.c
     while True:
-        r = plan_start(plan.p, id(device), work_dim, global_size, local_size, offset, geo, &empty)
+        r = plan_start(plan.p, id(device), work_dim, global_size, local_size, offset, geo, &empty, NULL)
         if r == 1:
             break
         if r < 0:
