@@ -3,8 +3,8 @@
 Categories, as PoCL's POCL_DEBUG names them: `err` (every error an entry point returns: its name,
 the code by name and the reason), `warn`, `build` (each program build: target, time, cache hit
 or not), `cache` (the compiled-program cache: hits, misses, stores), `memory` (transfers between
-memory spaces), `events` (each command queued, and how it ended; the native fast path of kernel
-launches is off while it is on, so that every launch is seen), `refcounts` (every retain and
+memory spaces), `events` (each command queued, and how it ended, by the native entries as by the Python
+ones), `refcounts` (every retain and
 release of an object), and `all`. Off by default. Each place that logs asks `on(category)` first:
 the categories are read from the environment once (and again after config.reload()), so a check
 is one set lookup, and nothing is formatted when the category is off. Like config, this module imports nothing of PyPlat's layers: all of them use it.

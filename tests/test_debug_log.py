@@ -3,6 +3,7 @@ entry point, code and reason when `err` is on, and the notify callback of the co
 was about, always; `build` and `cache` say what the compiler and its cache did. Through the same
 ctypes callbacks the ICD shim calls (tests/capi.py)."""
 import ctypes
+import os
 import re
 
 import pytest
@@ -99,8 +100,12 @@ def test_refcounts_and_events_say_what_happened_to_objects_and_commands(debug, c
     for obj, release in ((buf, CL.clReleaseMemObject), (q, CL.clReleaseCommandQueue), (ctx, CL.clReleaseContext)):
         assert release(obj) == 0
     out = capfd.readouterr().err
-    assert "pyplat[refcounts]: Buffer " in out and "retained: 2" in out and "released: 1" in out
-    assert "destroyed" in out
+    # the buffer and its commands went through the native entries, debugging on or not, and
+    # they logged as the Python entries log: the application's counts, then each command
+    assert f"pyplat[refcounts]: clRetainMemObject {buf:#x}: 2 application references left" in out
+    assert f"pyplat[refcounts]: clReleaseMemObject {buf:#x}: 1 application reference left" in out
+    assert f"pyplat[refcounts]: clReleaseMemObject {buf:#x}: 0 application references left, handle released" in out
+    assert "destroyed" in out                     # (the context: its core object's count)
     queued = [line for line in out.splitlines() if line.startswith("pyplat[events]: fill_buffer")]
     assert len(queued) == 2 and "queued" in queued[0] and queued[1].endswith("ended: complete")
 
@@ -115,3 +120,20 @@ def test_every_error_of_the_conformance_api_category_has_its_reason(run_with_pyp
     assert len(lines) > 100                       # the category provokes that many errors
     bare = [line for line in lines if not re.match(r"pyplat\[err\]: cl\w+ returned CL_[A-Z_]+: \S", line)]
     assert not bare, bare[:10]
+
+
+def test_debugging_never_changes_which_entries_run(tmp_path):
+    """PYPLAT_DEBUG=all installs the same native entries as no debugging: a bug of the native
+    path does not disappear when a user turns debugging on."""
+    import subprocess
+    import sys
+    probe = ("from pyplat.api import bridge; bridge.direct_entries(); "
+             "print(','.join(sorted(bridge._native_entries)))")
+    seen = []
+    for categories in ("", "all"):
+        env = dict(os.environ, PYPLAT_DEBUG=categories, PYPLAT_CACHE_DIR="off")
+        r = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120,
+                           cwd=tmp_path)     # (the installed package, not a source tree beside it)
+        assert r.returncode == 0, r.stderr
+        seen.append(r.stdout.strip().split(","))
+    assert seen[0] == seen[1] and "clEnqueueNDRangeKernel" in seen[0] and "clCreateBuffer" in seen[0]

@@ -389,6 +389,7 @@ cdef class KernelSlot:
 
 
 include "native_refusals.pxi"          # a native entry's error with its reason
+include "native_logging.pxi"           # PYPLAT_DEBUG=events for the native entries
 include "native_commands.pxi"
 include "native_buffers.pxi"
 include "native_maps.pxi"             # clEnqueueMapBuffer, clEnqueueUnmapMemObject; the mapping tables
@@ -699,6 +700,8 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     cmd_attach(c, q.track)
     if s != NULL:                          # the event: a native handle in the table
         publish_event(s, q, c, CL_COMMAND_NDRANGE_KERNEL, event)
+    if events_logged:
+        log_command(c, CL_COMMAND_NDRANGE_KERNEL, q.device, n, p.name)
     cmd_commit(c)
     cmd_decref(c)                          # enqueue's reference: the queue and graph hold theirs
     qcore_decref(q)
@@ -706,6 +709,14 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
 
 
 cdef int32_t n_retain_event(size_t h) noexcept nogil:
+    return noted("clRetainEvent", h, retain_event(h))
+
+
+cdef int32_t n_release_event(size_t h) noexcept nogil:
+    return noted("clReleaseEvent", h, release_event(h))
+
+
+cdef int32_t retain_event(size_t h) noexcept nogil:
     cdef hent_t *e
     cdef int32_t r = PYPLAT_DEFER
     pthread_mutex_lock(&tab_lock)
@@ -720,7 +731,7 @@ cdef int32_t n_retain_event(size_t h) noexcept nogil:
     return r
 
 
-cdef int32_t n_release_event(size_t h) noexcept nogil:
+cdef int32_t release_event(size_t h) noexcept nogil:
     cdef hent_t *e
     cdef nevent_t *s
     cdef cmd_t *c = NULL

@@ -24,7 +24,7 @@ from pyplat.core import migration
 from pyplat.core.context import Context
 from pyplat.core.memory import Buffer
 from pyplat.core.platform import get_platform
-from pyplat.core.queue import order_key
+from pyplat.core.queue import log_command, order_key
 from pyplat.runtime import trace
 
 CTYPES = {"i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64,
@@ -157,15 +157,12 @@ def direct_entries(implemented=IMPLEMENTED):
         return {}
     load_all()
     direct = _entries.configure(implemented, CLError, _report, _failed)
-    if config.value("PYPLAT_FAST_PATH") and not log.on("events"):   # (events: see every command)
+    if config.value("PYPLAT_FAST_PATH"):
         core_kernel.new_slot = _native.KernelSlot
         native = (_native.traced_fast_path_entries() if trace.enabled()
                   else _native.fast_path_entries())
         _entries.use_fast_path(native, enqueue.prime_ndrange, enqueue.prime_command)
-        if log.on("memory") or log.on("refcounts"):        # (Python logs every buffer made)
-            native.pop("clCreateBuffer", None)
-            native.pop("clCreateSubBuffer", None)
-        _note_logging()                                     # (... and every context's count)
+        _note_logging()
         _native.set_platform_devices(handles.handle_of(get_platform(), handles.PLATFORM),
                                      api_context.native_platform_devices(), api_context.adopt_native_context,
                                      queue.native_queue_modes())
@@ -178,8 +175,16 @@ def direct_entries(implemented=IMPLEMENTED):
 
 
 def _note_logging():
-    """PYPLAT_DEBUG=refcounts (read again at config.reload): contexts are the Python entry's."""
-    _native.set_contexts_logged(log.on("refcounts"))
+    """PYPLAT_DEBUG (read again at config.reload): the native entries log commands (events) and
+    the application's references they count (refcounts) as the Python entries do."""
+    _native.set_events_logging(log.on("events"), _log_native_command)
+    _native.set_refcounts_logging(log.on("refcounts"), handles.log_application_count)
+
+
+def _log_native_command(command, command_type, device_id, waits, kernel_name):
+    """A command a native entry enqueued, logged as the Python entries log theirs."""
+    names = {id(d): d.name for d in get_platform().devices}
+    log_command(command, command_type, names.get(device_id, "?"), waits, kernel_name)
 
 
 config.on_reload(_note_logging)

@@ -7,7 +7,7 @@ queue's automatic parallelisation orders by those). Blocking calls wait with the
 """
 import ctypes
 
-from pyplat import cl, log
+from pyplat import cl
 from pyplat.api import _native, handles
 from pyplat.api.entry import entry
 from pyplat.api.errors import CLError, check
@@ -495,8 +495,8 @@ def prime_command(command_queue, buffers, wants_event):
     the Python entry, which reports it."""
     queue = handles.peek(command_queue)
     unadopted = queue is None and _native.is_unadopted_queue(command_queue)   # (its events' hold: pinned)
-    if not unadopted and (not isinstance(queue, CommandQueue) or queue.moves_memory) or log.on("events"):
-        return False                # (events: PYPLAT_DEBUG set after start-up sees each command)
+    if not unadopted and (not isinstance(queue, CommandQueue) or queue.moves_memory):
+        return False
     primed = False
     for address in buffers:
         primed |= _native.hold_memory(address)

@@ -71,9 +71,15 @@ def handle_of(obj, kind, _api_refs=0):
 def created(obj, kind):
     """The handle of an object a creation entry just made, whose one reference is the
     application's: from now on the application's references are counted in the handle table
-    (pyplat/api/native_refs.pxi), so that the native clRetain*/clRelease* answer them. Not while
-    PYPLAT_DEBUG=refcounts logs every retain and release of the core objects."""
-    return handle_of(obj, kind, 0 if log.on("refcounts") else 1)
+    (pyplat/api/native_refs.pxi), so that the native clRetain*/clRelease* answer them."""
+    return handle_of(obj, kind, 1)
+
+
+def log_application_count(what, address, count):
+    """PYPLAT_DEBUG=refcounts: the application's references to a handle after `what` (a native
+    entry's or the Python entries' retain or release: both count them in the table)."""
+    log.say("refcounts", f"{what} {address:#x}: {count} application reference{'' if count == 1 else 's'} left"
+                         + (", handle released" if count == 0 else ""))
 
 
 def retain(obj):
@@ -81,6 +87,8 @@ def retain(obj):
     address = getattr(obj, HANDLE, 0)
     if not (address and _native.api_retain(address)):
         obj.retain()
+    elif log.on("refcounts"):
+        log_application_count("retain", address, _native.api_references(address))
 
 
 def release(obj, before_last=None):
@@ -89,6 +97,8 @@ def release(obj, before_last=None):
     before_last(handle) if given."""
     address = getattr(obj, HANDLE, 0)
     state = _native.api_release(address) if address else 0
+    if state and log.on("refcounts"):
+        log_application_count("release", address, 0 if state == 2 else _native.api_references(address))
     if state == 2 and before_last is not None:
         before_last(address)
     if state != 1:

@@ -255,6 +255,8 @@ cdef int32_t ncall_submit_kept(ncall_t *a, cmd_t *c, access_t *acc, int n_acc, i
     cmd_attach(c, a.q.track)
     if s != NULL:
         publish_event(s, a.q, c, command_type, event)
+    if events_logged:                         # (native_logging.pxi)
+        log_command(c, command_type, a.q.device, a.n_waits, NULL)
     if c.kind == K_NOP:                       # a marker or barrier: done here when it may be
         cmd_commit_nop(c)
     else:

@@ -50,12 +50,6 @@ cdef int n_pdevs = 0
 cdef size_t platform_handle = 0
 cdef driver_t **pdev_drivers = NULL   # (tab_lock) per pdevs entry: its driver once started
 cdef object context_factory = None
-cdef int contexts_logged = 0      # PYPLAT_DEBUG=refcounts: the Python entry makes (and logs) them
-
-
-def set_contexts_logged(bint logged):
-    global contexts_logged
-    contexts_logged = logged
 
 
 def set_platform_devices(size_t platform, devices, factory, queue_modes):
@@ -149,7 +143,7 @@ cdef size_t n_create_context(size_t properties, uint32_t num_devices, size_t dev
     cdef int n_props = context_properties(properties)
     cdef size_t handle
     if (n_props < 0 or num_devices == 0 or num_devices > MAX_CONTEXT_DEVICES or devices == 0
-            or (user_data != 0 and notify == 0) or contexts_logged):
+            or (user_data != 0 and notify == 0)):
         return <size_t>PYPLAT_DEFER_HANDLE
     for i in range(<int>num_devices):
         handle = (<size_t *>devices)[i]
@@ -175,7 +169,7 @@ cdef size_t n_create_context_from_type(size_t properties, uint64_t device_type, 
     cdef int chosen[MAX_CONTEXT_DEVICES]
     cdef int n = 0, j
     cdef int n_props = context_properties(properties)
-    if (n_props < 0 or (user_data != 0 and notify == 0) or device_type == 0 or contexts_logged
+    if (n_props < 0 or (user_data != 0 and notify == 0) or device_type == 0
             or (device_type != <uint64_t>CL_DEVICE_TYPE_ALL and device_type & ~(<uint64_t>DEVICE_TYPE_BITS))):
         return <size_t>PYPLAT_DEFER_HANDLE
     for j in range(min(n_pdevs, MAX_CONTEXT_DEVICES)):

@@ -12,9 +12,9 @@
 # object (destructor callbacks, handle invalidated), as a release always did.
 #
 # A handle the creation entries made (handles.created) starts with api_refs 1, the creator's
-# reference. Any other handle (made on first use for an object the application never created,
-# or while PYPLAT_DEBUG=refcounts wants every change logged) has 0: its count stays the core
-# object's alone and the Python entries answer as they always did. The Python entries go through
+# reference. Any other handle (made on first use for an object the application never created)
+# has 0: its count stays the core object's alone and the Python entries answer as they always
+# did. PYPLAT_DEBUG=refcounts logs the counts the entries here change (native_logging.pxi). The Python entries go through
 # the same counter (api_retain / api_release below): native or not, one count.
 # ---------------------------------------------------------------------------------------------
 
@@ -45,16 +45,16 @@ cdef inline int32_t release_counted(size_t h, int kind) noexcept nogil:
 
 
 cdef int32_t n_retain_context(size_t h) noexcept nogil:
-    return retain_counted(h, PYPLAT_KIND_CONTEXT)
+    return noted("clRetainContext", h, retain_counted(h, PYPLAT_KIND_CONTEXT))
 
 
 cdef int32_t n_release_context(size_t h) noexcept nogil:
     cdef int32_t r = release_counted(h, PYPLAT_KIND_CONTEXT)
-    return r if r != PYPLAT_DEFER else release_native_context(h)     # (native_contexts.pxi)
+    return noted("clReleaseContext", h, r if r != PYPLAT_DEFER else release_native_context(h))  # (native_contexts.pxi)
 
 
 cdef int32_t n_retain_queue(size_t h) noexcept nogil:
-    return retain_counted(h, PYPLAT_KIND_QUEUE)
+    return noted("clRetainCommandQueue", h, retain_counted(h, PYPLAT_KIND_QUEUE))
 
 
 cdef int32_t n_release_queue(size_t h) noexcept nogil:
@@ -75,25 +75,25 @@ cdef int32_t n_release_queue(size_t h) noexcept nogil:
     pthread_mutex_unlock(&tab_lock)
     if gone != NULL:
         qcore_decref(gone)                 # the entry's reference
-        return CL_SUCCESS_
+        return noted("clReleaseCommandQueue", h, CL_SUCCESS_)
     if q == NULL:
         return PYPLAT_DEFER
     q.driver.flush(q.driver)
     qcore_decref(q)
-    return CL_SUCCESS_
+    return noted("clReleaseCommandQueue", h, CL_SUCCESS_)
 
 
 cdef int32_t n_retain_mem(size_t h) noexcept nogil:
-    return retain_counted(h, PYPLAT_KIND_MEM)
+    return noted("clRetainMemObject", h, retain_counted(h, PYPLAT_KIND_MEM))
 
 
 cdef int32_t n_release_mem(size_t h) noexcept nogil:
     cdef int32_t r = release_counted(h, PYPLAT_KIND_MEM)
-    return r if r != PYPLAT_DEFER else release_native_buffer(h)      # (native_buffers.pxi)
+    return noted("clReleaseMemObject", h, r if r != PYPLAT_DEFER else release_native_buffer(h))  # (native_buffers.pxi)
 
 
 cdef int32_t n_retain_program(size_t h) noexcept nogil:
-    return retain_counted(h, PYPLAT_KIND_PROGRAM)
+    return noted("clRetainProgram", h, retain_counted(h, PYPLAT_KIND_PROGRAM))
 
 
 cdef int32_t n_release_program(size_t h) noexcept nogil:
@@ -106,16 +106,16 @@ cdef int32_t n_release_program(size_t h) noexcept nogil:
         pthread_mutex_unlock(&tab_lock)
         if orphaned:
             return PYPLAT_DEFER
-    return release_counted(h, PYPLAT_KIND_PROGRAM)
+    return noted("clReleaseProgram", h, release_counted(h, PYPLAT_KIND_PROGRAM))
 
 
 cdef int32_t n_retain_kernel(size_t h) noexcept nogil:
-    return retain_counted(h, PYPLAT_KIND_KERNEL)
+    return noted("clRetainKernel", h, retain_counted(h, PYPLAT_KIND_KERNEL))
 
 
 cdef int32_t n_release_kernel(size_t h) noexcept nogil:
     cdef int32_t r = release_counted(h, PYPLAT_KIND_KERNEL)
-    return r if r != PYPLAT_DEFER else release_native_kernel(h)      # (native_kernels.pxi)
+    return noted("clReleaseKernel", h, r if r != PYPLAT_DEFER else release_native_kernel(h))  # (native_kernels.pxi)
 
 
 def ref_entries():

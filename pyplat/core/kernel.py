@@ -2,7 +2,6 @@
 import ctypes
 import struct
 
-from pyplat import log
 from pyplat.core import checks, migration
 from pyplat.core.object import RefCounted, arm_plan, disarm_plan
 from pyplat.core.queue import STDOUT, Retained, merged_accesses
@@ -134,8 +133,7 @@ class Kernel(RefCounted):
         if not self._fast or self.slot is None or self.released_arg() is not None:
             return True               # (a released buffer: the launch reports it)
         plan = self.plan()
-        if not log.on("refcounts"):          # (refcounts: every retain of the hold is seen)
-            arm_plan(plan)
+        arm_plan(plan)
         last = self.shape.last_launch
         if last is not None and plan.scratch_size <= last[0].local_mem_size:
             device, work_dim, global_request, local_request, (global_size, local, _, empty) = last

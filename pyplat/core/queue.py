@@ -152,7 +152,7 @@ class CommandQueue(RefCounted):
             command.add_hook(kept.release)
         self.core.order(command, barrier, merged_accesses(accesses))
         if log.on("events"):
-            _log_command(event, len(wait_events) + len(after))
+            log_command(command, command_type, self.device.name, len(wait_events) + len(after))
         self.core.submit(command)
         return event
 
@@ -164,7 +164,8 @@ class CommandQueue(RefCounted):
                                 [e.command for e in wait_events] + list(after))
         event = Event(self.context, self, cl.CL_COMMAND_NDRANGE_KERNEL, command)
         if log.on("events"):
-            _log_command(event, len(wait_events) + len(after), getattr(plan, "name", ""))
+            log_command(command, cl.CL_COMMAND_NDRANGE_KERNEL, self.device.name, len(wait_events) + len(after),
+                        getattr(plan, "name", ""))
         return event
 
     def hold_native_events(self):
@@ -197,14 +198,14 @@ class CommandQueue(RefCounted):
 _COMMAND_NAMES = {}
 
 
-def _log_command(event, waits, what=""):
-    """PYPLAT_DEBUG=events: the command enqueued, then how it ended (a hook run when it has)."""
+def log_command(command, command_type, device_name, waits, what=""):
+    """PYPLAT_DEBUG=events: a command enqueued (by the Python entries or the native ones:
+    api/native_logging.pxi), then how it ended (a hook run when it has)."""
     if not _COMMAND_NAMES:
         _COMMAND_NAMES.update({v: k[len("CL_COMMAND_"):].lower() for k, v in vars(cl).items()
                                if k.startswith("CL_COMMAND_") and isinstance(v, int)})
-    kind = _COMMAND_NAMES.get(event.command_type, str(event.command_type))
-    name = f"{kind}{' ' + what if what else ''} #{id(event.command):x} on {event.queue.device.name}"
+    kind = _COMMAND_NAMES.get(command_type, str(command_type))
+    name = f"{kind}{' ' + what if what else ''} #{command.address:x} on {device_name}"
     log.say("events", f"{name} queued, after {waits} wait-list or transfer events")
-    command = event.command
     command.add_hook(lambda: log.say("events", f"{name} ended: "
                                                f"{'complete' if command.status == 0 else 'error %d' % command.status}"))

@@ -259,6 +259,11 @@ cdef class Command:
         return [self.c.times[0], self.c.times[1], self.c.times[2], self.c.times[3], self.c.times[4]]
 
     @property
+    def address(self):
+        """The native command's address: who it is in logs (its Python faces come and go)."""
+        return <size_t>self.c
+
+    @property
     def kind(self):
         return self.c.kind
 
