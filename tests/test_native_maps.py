@@ -201,7 +201,7 @@ def test_native_and_python_mappings_are_one_set(env):
     CL.clReleaseCommandQueue(q)
 
 
-def test_errors_stay_the_python_entries(env):
+def test_rules_refuse_natively_and_unknown_handles_stay_the_python_entrys(env):
     ctx, dev, _ = env
     q = make_queue(ctx, dev)
     buf = make_buffer(ctx, 1024)
@@ -231,7 +231,10 @@ def test_errors_stay_the_python_entries(env):
                        ((read_only, 0, 16, cl.CL_MAP_WRITE), cl.CL_INVALID_OPERATION),
                        ((0, 0, 16, cl.CL_MAP_READ), cl.CL_INVALID_MEM_OBJECT)):
         b, offset, size, flags = args
-        assert map_buffer(q, b, offset, size, flags, fn=native_map) == (DEFER_HANDLE, UNTOUCHED)
+        # the rules' refusals come from the native entry itself (native_buffer_rules.pxi), a
+        # handle it does not know is the Python entry's to report
+        native = (DEFER_HANDLE, UNTOUCHED) if code == cl.CL_INVALID_MEM_OBJECT else (0, code)
+        assert map_buffer(q, b, offset, size, flags, fn=native_map) == native
         assert map_buffer(q, b, offset, size, flags) == (0, code)
     assert unmap(q, buf, p) == 0 and CL.clFinish(q) == 0
     assert map_count(buf) == 0 and map_count(other) == 0 and map_count(sub) == 0

@@ -44,7 +44,7 @@ from pyplat.runtime._sched cimport (
     cmd_new, cmd_free, cmd_incref, cmd_decref, link, cmd_commit, cmd_commit_nop, cmd_attach, cmd_wait,
     track_join,
     abort_oom, reap_pending, order_locked, qcore_incref, qcore_decref, key_hash, hold_use, hold_done,
-    plan_incref, plan_decref, plan_derive, plan_start, fill_launch, refusal_t, refusal_reason, fork_lose_queue, fork_lose_command,
+    plan_incref, plan_decref, plan_derive, plan_start, fill_launch, refusal_t, refusal_reason, refuse, refuse3, fork_lose_queue, fork_lose_command,
     host_calloc, Command, Driver, QueueCore, LaunchPlan, wrap_command, wrap_derived)
 
 # The handle layout, the handle kinds and "not answered here": one definition, shared with the
@@ -390,6 +390,7 @@ cdef class KernelSlot:
 
 include "native_refusals.pxi"          # a native entry's error with its reason
 include "native_logging.pxi"           # PYPLAT_DEBUG=events for the native entries
+include "native_buffer_rules.pxi"      # the buffer commands' argument rules, for both entries
 include "native_commands.pxi"
 include "native_buffers.pxi"
 include "native_maps.pxi"             # clEnqueueMapBuffer, clEnqueueUnmapMemObject; the mapping tables

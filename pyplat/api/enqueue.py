@@ -10,7 +10,7 @@ import ctypes
 from pyplat import cl
 from pyplat.api import _native, handles
 from pyplat.api.entry import entry
-from pyplat.api.errors import CLError, check
+from pyplat.api.errors import CLError, check, raise_refusal
 from pyplat.api.event import return_event, wait_list
 from pyplat.api.kernel import lookup_kernel
 from pyplat.api.memory import lookup_buffer
@@ -65,13 +65,6 @@ def _buffer_of(queue, address):
     return buffer
 
 
-def _check_region(buffer, offset, size, ptr_needed=None):
-    check(offset + size <= buffer.size and size > 0, cl.CL_INVALID_VALUE,
-          f"region offset {offset} + size {size} is empty or beyond the buffer's {buffer.size} bytes")
-    if ptr_needed is not None:
-        check(ptr_needed, cl.CL_INVALID_VALUE, "ptr is NULL")
-
-
 def _source(queue, buf, offset, size):
     """Where a command of `queue` reads [offset, offset + size) of `buf`: (address of the
     buffer's bytes in a space holding all of that range's current contents, what the command
@@ -114,10 +107,6 @@ def _spanned_target(queue, buf, offset, size):
     return migration.address_in(buf, space), (((buf, offset, size), space),)
 
 
-def _host_may(buffer, forbidden, what):
-    check(not buffer.flags & forbidden, cl.CL_INVALID_OPERATION, f"the buffer's flags forbid host {what}")
-
-
 # --- transfers ----------------------------------------------------------------------------
 
 @entry
@@ -125,8 +114,7 @@ def clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr,
                         event_wait_list, event):
     queue = lookup_queue(command_queue)
     buf = _buffer_of(queue, buffer)
-    _check_region(buf, offset, size, ptr)
-    _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
+    raise_refusal(_native.transfer_refusal(buf.size, offset, size, ptr or 0, buf.flags, False))
     command = queue.new_command()
     at, needs = _source(queue, buf, offset, size)
     command.set_copy(ptr, at + offset, size)
@@ -139,8 +127,7 @@ def clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, pt
                          event_wait_list, event):
     queue = lookup_queue(command_queue)
     buf = _buffer_of(queue, buffer)
-    _check_region(buf, offset, size, ptr)
-    _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
+    raise_refusal(_native.transfer_refusal(buf.size, offset, size, ptr or 0, buf.flags, True))
     command = queue.new_command()
     at, writes = _target(queue, buf, offset, size)
     command.set_copy(at + offset, ptr, size)
@@ -148,19 +135,12 @@ def clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, pt
             (buf,), blocking_write, accesses=((buf, True), (HOST, False)), writes=writes)
 
 
-def _overlap(a, a_off, b, b_off, size):
-    return a.address + a_off < b.address + b_off + size and b.address + b_off < a.address + a_off + size
-
-
 @entry
 def clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size,
                         num_events_in_wait_list, event_wait_list, event):
     queue = lookup_queue(command_queue)
     src, dst = _buffer_of(queue, src_buffer), _buffer_of(queue, dst_buffer)
-    _check_region(src, src_offset, size)
-    _check_region(dst, dst_offset, size)
-    check(not _overlap(src, src_offset, dst, dst_offset, size), cl.CL_MEM_COPY_OVERLAP,
-          "source and destination regions overlap")
+    raise_refusal(_native.copy_refusal(src.size, src_offset, dst.size, dst_offset, size, src.address, dst.address))
     command = queue.new_command()
     src_at, needs = _source(queue, src, src_offset, size)
     dst_at, writes = _target(queue, dst, dst_offset, size)
@@ -174,12 +154,7 @@ def clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, si
                         num_events_in_wait_list, event_wait_list, event):
     queue = lookup_queue(command_queue)
     buf = _buffer_of(queue, buffer)
-    check(pattern and pattern_size, cl.CL_INVALID_VALUE, "pattern is NULL or pattern_size is 0")
-    check(pattern_size in (1, 2, 4, 8, 16, 32, 64, 128), cl.CL_INVALID_VALUE,
-          "pattern_size must be 1, 2, 4, 8, 16, 32, 64 or 128")
-    check(offset % pattern_size == 0 and size % pattern_size == 0, cl.CL_INVALID_VALUE,
-          "offset and size must be multiples of pattern_size")
-    _check_region(buf, offset, size)
+    raise_refusal(_native.fill_refusal(pattern or 0, pattern_size, buf.size, offset, size))
     command = queue.new_command()
     at, writes = _target(queue, buf, offset, size)
     command.set_fill(at + offset, ctypes.string_at(pattern, pattern_size), size)
@@ -258,13 +233,13 @@ def _rect_transfer(command_queue, buffer, blocking, buffer_origin, host_origin, 
     h_off, _, h_row, h_slice, _ = _rect(host_origin, region, host_row_pitch, host_slice_pitch)
     check(b_end <= buf.size, cl.CL_INVALID_VALUE, "the region reaches beyond the buffer")
     if to_host:
-        _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
+        raise_refusal(_native.host_access_refusal(buf.flags, False))
         at, needs = _source(queue, buf, b_off, b_end - b_off)
         command = _copy_rect(queue, ptr + h_off, h_row, h_slice, at + b_off, b_row, b_slice, r)
         kind, writes = cl.CL_COMMAND_READ_BUFFER_RECT, ()
         accesses = ((buf, False), (HOST, True))
     else:
-        _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
+        raise_refusal(_native.host_access_refusal(buf.flags, True))
         at, needs = _spanned_target(queue, buf, b_off, b_end - b_off)
         command = _copy_rect(queue, at + b_off, b_row, b_slice, ptr + h_off, h_row, h_slice, r)
         kind, writes = cl.CL_COMMAND_WRITE_BUFFER_RECT, needs
@@ -318,7 +293,6 @@ def clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, d
 # a device sharing the host's memory nothing moves; a buffer whose contents are elsewhere is brought
 # to the host first, and a map for writing leaves the host's copy the only current one.
 
-MAP_FLAGS = cl.CL_MAP_READ | cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION
 
 
 @entry
@@ -326,14 +300,7 @@ def clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, s
                        event_wait_list, event, errcode_ret):
     queue = lookup_queue(command_queue)
     buf = _buffer_of(queue, buffer)
-    _check_region(buf, offset, size)
-    check(not map_flags & ~MAP_FLAGS, cl.CL_INVALID_VALUE, "unknown map flags")
-    check(not (map_flags & cl.CL_MAP_WRITE_INVALIDATE_REGION and map_flags & (cl.CL_MAP_READ | cl.CL_MAP_WRITE)),
-          cl.CL_INVALID_VALUE, "CL_MAP_WRITE_INVALIDATE_REGION excludes READ and WRITE")
-    if map_flags & cl.CL_MAP_READ:
-        _host_may(buf, cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "reads")
-    if map_flags & (cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION):
-        _host_may(buf, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, "writes")
+    raise_refusal(_native.map_refusal(buf.size, offset, size, map_flags, buf.flags))
     mapping = buf.add_mapping(offset, size, map_flags)
     check(mapping is not None, cl.CL_INVALID_OPERATION,
           "the region overlaps a mapping (of this buffer, its parent or a sub-buffer) that is not unmapped, "
@@ -551,9 +518,7 @@ def _launch_checks(queue, k, work_dim, global_work_size):
     check(k.program.context is queue.context, cl.CL_INVALID_CONTEXT, "kernel and queue in different contexts")
     check(k.program.built_for(queue.device), cl.CL_INVALID_PROGRAM_EXECUTABLE,
           "no program executable for the queue's device")
-    refusal = dimensions_refusal(work_dim)
-    if refusal is not None:
-        raise CLError(*refusal)
+    raise_refusal(dimensions_refusal(work_dim))
     # (the entry makes a NULL global size zero-sized first; prime_ndrange leaves it to the entry)
     check(global_work_size, cl.CL_INVALID_GLOBAL_WORK_SIZE, "global_work_size is NULL")
     check(k.all_args_set, cl.CL_INVALID_KERNEL_ARGS, "not every kernel argument has been set")
@@ -604,8 +569,7 @@ def _geometry(k, device, work_dim, global_work_offset, global_work_size, local_w
     offset = list((ctypes.c_size_t * work_dim).from_address(global_work_offset)) if global_work_offset else None
     refusal, geometry = launch_geometry(work_dim, global_size, local, offset, device.max_work_group_size,
                                         device.max_work_item_sizes, k.info.reqd_work_group_size)
-    if refusal is not None:
-        raise CLError(*refusal)
+    raise_refusal(refusal)
     return geometry
 
 

@@ -30,3 +30,11 @@ def check(condition, code, message=""):
     """Raise CLError(code) unless condition holds: validation reads as the spec's list."""
     if not condition:
         raise CLError(code, message)
+
+
+def raise_refusal(refusal):
+    """Raise a rule's refusal, (code, reason), if there is one (the rules the native and the
+    Python entries share return None or a refusal: api/native_buffer_rules.pxi,
+    runtime/sched/launch_sizes.pxi)."""
+    if refusal is not None:
+        raise CLError(*refusal)

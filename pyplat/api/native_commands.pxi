@@ -1,9 +1,11 @@
 # Part of pyplat/api/_native.pyx (included there): the native buffer commands --
 # clEnqueueWriteBuffer, clEnqueueReadBuffer, clEnqueueCopyBuffer, clEnqueueFillBuffer and
 # clEnqueueMarkerWithWaitList, clEnqueueBarrierWithWaitList -- answered without the GIL for buffers of contexts whose devices all work in host memory (docs/runtime.md,
-# "Fast path"). As for launches, each answers only the valid common case and defers the rest to
-# the Python entry (api/enqueue.py), which validates, reports and primes: a buffer's native
-# record gets its hold (hold_memory), a queue the hold its native events need.
+# "Fast path"). Each refuses what the rules refuse (native_buffer_rules.pxi, shared with the
+# Python entries) itself, and defers to the Python entry (api/enqueue.py) only what it cannot do
+# here: handles it has no native record of, and buffers or queues that do not hold what native
+# commands need yet (the Python entry primes them: a buffer's record gets its hold, hold_memory;
+# a queue the hold its native events need).
 
 DEF CL_COMMAND_NDRANGE_KERNEL = 0x11F0
 DEF CL_COMMAND_READ_BUFFER = 0x11F3
@@ -12,9 +14,6 @@ DEF CL_COMMAND_COPY_BUFFER = 0x11F5
 DEF CL_COMMAND_MARKER = 0x11FE
 DEF CL_COMMAND_BARRIER = 0x1205
 DEF CL_COMMAND_FILL_BUFFER = 0x1207
-DEF CL_MEM_HOST_WRITE_ONLY = 0x80
-DEF CL_MEM_HOST_READ_ONLY = 0x100
-DEF CL_MEM_HOST_NO_ACCESS = 0x200
 
 
 cdef struct nmem_t:               # a buffer as the fast path sees it (made with its handle)
@@ -278,10 +277,6 @@ cdef int32_t ncall_defer(ncall_t *a, cmd_t *c, int used) noexcept nogil:
     return PYPLAT_DEFER
 
 
-cdef inline int region_ok(nmem_t *m, uint64_t offset, uint64_t size) noexcept nogil:
-    return size != 0 and size <= m.size and offset <= m.size - size
-
-
 cdef int32_t n_transfer(size_t queue, size_t buffer, uint32_t blocking, uint64_t offset, uint64_t size,
                         size_t ptr, uint32_t n_events, size_t events, size_t event,
                         int to_buffer) noexcept nogil:
@@ -289,19 +284,19 @@ cdef int32_t n_transfer(size_t queue, size_t buffer, uint32_t blocking, uint64_t
     cdef access_t acc[2]
     cdef nmem_t *m
     cdef cmd_t *c
-    cdef uint64_t forbidden
+    cdef refusal_t why
     # A blocking call waits natively only without a wait list: then nothing can fail it (the
     # queue's order passes no failure on), and an event of a wait list that fails meanwhile
     # stays the Python entry's to report. Never block holding the GIL.
-    if ptr == 0 or (blocking and (n_events != 0 or PyGILState_Check())):
+    if blocking and (n_events != 0 or PyGILState_Check()):
         return PYPLAT_DEFER
     if not ncall_take(&a, queue, 1, buffer, 0, n_events, events):
         return PYPLAT_DEFER
     m = a.m[0]
-    forbidden = CL_MEM_HOST_NO_ACCESS | (CL_MEM_HOST_READ_ONLY if to_buffer else CL_MEM_HOST_WRITE_ONLY)
-    if not region_ok(m, offset, size) or m.flags & forbidden:
+    if not (region_valid(m.size, offset, size, &why) and pointer_given(ptr, &why)
+            and host_may(m.flags, to_buffer, &why)):                 # (native_buffer_rules.pxi)
         ncall_release(&a)
-        return PYPLAT_DEFER
+        return refused("clEnqueueWriteBuffer" if to_buffer else "clEnqueueReadBuffer", &why, queue, buffer)
     c = cmd_new(K_COPY)
     if c == NULL:
         ncall_release(&a)
@@ -335,13 +330,14 @@ cdef int32_t n_copy(size_t queue, size_t src, size_t dst, uint64_t src_offset, u
     cdef cmd_t *c
     cdef char *s
     cdef char *d
+    cdef refusal_t why
     if not ncall_take(&a, queue, 2, src, dst, n_events, events):
         return PYPLAT_DEFER
     s, d = a.m[0].address + src_offset, a.m[1].address + dst_offset
-    if (not region_ok(a.m[0], src_offset, size) or not region_ok(a.m[1], dst_offset, size)
-            or (s < d + size and d < s + size)):            # overlap: CL_MEM_COPY_OVERLAP
+    if not (region_valid(a.m[0].size, src_offset, size, &why) and region_valid(a.m[1].size, dst_offset, size, &why)
+            and copy_apart(<size_t>s, <size_t>d, size, &why)):      # (native_buffer_rules.pxi)
         ncall_release(&a)
-        return PYPLAT_DEFER
+        return refused("clEnqueueCopyBuffer", &why, queue, src)
     c = cmd_new(K_COPY)
     if c == NULL:
         ncall_release(&a)
@@ -360,14 +356,13 @@ cdef int32_t n_fill(size_t queue, size_t buffer, size_t pattern, uint64_t patter
     cdef ncall_t a
     cdef access_t acc[1]
     cdef cmd_t *c
-    if (pattern == 0 or pattern_size == 0 or pattern_size > 128 or pattern_size & (pattern_size - 1)
-            or offset % pattern_size or size % pattern_size):
-        return PYPLAT_DEFER
+    cdef refusal_t why
     if not ncall_take(&a, queue, 1, buffer, 0, n_events, events):
         return PYPLAT_DEFER
-    if not region_ok(a.m[0], offset, size):
+    if not (fill_pattern_valid(pattern, pattern_size, offset, size, &why)
+            and region_valid(a.m[0].size, offset, size, &why)):     # (native_buffer_rules.pxi)
         ncall_release(&a)
-        return PYPLAT_DEFER
+        return refused("clEnqueueFillBuffer", &why, queue, buffer)
     c = cmd_new(K_FILL)
     if c == NULL:
         ncall_release(&a)

@@ -33,10 +33,6 @@ from libc.stdlib cimport realloc
 from libc.string cimport memmove
 from pyplat.runtime._sched cimport ST_COMPLETE
 
-DEF CL_MAP_READ = 0x1
-DEF CL_MAP_WRITE = 0x2
-DEF CL_MAP_WRITE_INVALIDATE_REGION = 0x4
-DEF MAP_WRITES = 0x6
 DEF CL_COMMAND_MAP_BUFFER = 0x11FB
 DEF CL_COMMAND_UNMAP_MEM_OBJECT = 0x11FD
 
@@ -220,23 +216,23 @@ cdef size_t n_map(size_t queue, size_t buffer, uint32_t blocking, uint64_t flags
     cdef nmaps_t *t
     cdef cmd_t *c
     cdef char *pointer
-    cdef uint64_t id, forbidden = 0
+    cdef uint64_t id
     cdef int32_t r
-    if (flags & ~(<uint64_t>(CL_MAP_READ | MAP_WRITES))
-            or (flags & CL_MAP_WRITE_INVALIDATE_REGION and flags & (CL_MAP_READ | CL_MAP_WRITE))
-            or (blocking and (n_events != 0 or PyGILState_Check()))):     # (as n_transfer)
+    cdef refusal_t why
+    if blocking and (n_events != 0 or PyGILState_Check()):     # (as n_transfer)
         return <size_t>PYPLAT_DEFER_HANDLE
     if not ncall_take(&a, queue, 1, buffer, 0, n_events, events):
         return <size_t>PYPLAT_DEFER_HANDLE
     m = a.m[0]
-    if flags & CL_MAP_READ:
-        forbidden |= CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS
-    if flags & MAP_WRITES:
-        forbidden |= CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS
+    if not (region_valid(m.size, offset, size, &why) and map_valid(flags, m.flags, &why)):
+        ncall_release(&a)                      # (native_buffer_rules.pxi)
+        r = refused("clEnqueueMapBuffer", &why, queue, buffer)
+        if errcode_ret != 0:
+            (<int32_t *>errcode_ret)[0] = r
+        return 0
     pointer = m.address + offset
     t = NULL
-    if not m.is_sub and region_ok(m, offset, size) and not m.flags & forbidden \
-            and <size_t>pointer != <size_t>PYPLAT_DEFER_HANDLE:
+    if not m.is_sub and <size_t>pointer != <size_t>PYPLAT_DEFER_HANDLE:
         t = maps_of(m)
     if t == NULL:
         ncall_release(&a)

@@ -22,12 +22,12 @@ probing for features.
 import ctypes
 
 from pyplat import cl
-from pyplat.api import info
+from pyplat.api import _native, info
 from pyplat.api._entry_points import ENTRY_POINTS
 from pyplat.api.context import lookup_context
 from pyplat.api.device import clReleaseDevice, clRetainDevice, lookup_device
 from pyplat.api.entry import IMPLEMENTED, entry
-from pyplat.api.errors import CLError, check
+from pyplat.api.errors import CLError, check, raise_refusal
 from pyplat.api.event import wait_list
 from pyplat.api.kernel import lookup_kernel
 from pyplat.api.memory import IMAGE_TYPES, check_flags, lookup_buffer
@@ -166,6 +166,14 @@ def require(predicate, message, code=cl.CL_INVALID_VALUE):
     return step
 
 
+def rule(refusal_of):
+    """A rule both kinds of entry apply (api/native_buffer_rules.pxi): refusal_of(args) gives
+    None or the refusal (code, reason)."""
+    def step(a):
+        raise_refusal(refusal_of(a))
+    return step
+
+
 def nonnull(*names):
     return require(lambda a: all(a[n] for n in names), f"{' or '.join(names)} is NULL")
 
@@ -212,22 +220,12 @@ def clSVMFree(context, svm_pointer):
 
 
 SVM = unsupported("shared virtual memory")
-PATTERN_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
-MAP_FLAGS = cl.CL_MAP_READ | cl.CL_MAP_WRITE | cl.CL_MAP_WRITE_INVALIDATE_REGION
-
-
-def _map_flags_ok(a):
-    f = a["flags"]
-    return not f & ~MAP_FLAGS and not (f & cl.CL_MAP_WRITE_INVALIDATE_REGION and f & ~cl.CL_MAP_WRITE_INVALIDATE_REGION)
-
-
 declare("clEnqueueSVMFree", queue(), count_and_array("num_svm_pointers", "svm_pointers"), waits(), then=SVM)
 declare("clEnqueueSVMMemcpy", queue(), waits(), then=SVM)
-declare("clEnqueueSVMMemFill", queue(), nonnull("pattern"),
-        require(lambda a: a["pattern_size"] in PATTERN_SIZES, "pattern_size is not a power of two up to 128"),
-        require(lambda a: a["size"] % a["pattern_size"] == 0, "size is not a multiple of pattern_size"),
+declare("clEnqueueSVMMemFill", queue(),
+        rule(lambda a: _native.pattern_refusal(a["pattern"] or 0, a["pattern_size"], 0, a["size"])),
         waits(), then=SVM)
-declare("clEnqueueSVMMap", queue(), require(_map_flags_ok, "invalid map flags"),
+declare("clEnqueueSVMMap", queue(), rule(lambda a: _native.map_flags_refusal(a["flags"])),
         require(lambda a: a["size"], "size is 0"), waits(), then=SVM)
 declare("clEnqueueSVMUnmap", queue(), waits(), then=SVM)
 declare("clEnqueueSVMMigrateMem", queue(), nonnull("num_svm_pointers", "svm_pointers"),

@@ -242,10 +242,11 @@ cdef struct devlim_t:            # a device a kernel's program was built for, wi
     uint64_t local_mem           # CL_DEVICE_LOCAL_MEM_SIZE
 
 cdef struct refusal_t:           # why a rule refused a request (sched/launch_sizes.pxi): the
-    int32_t code                 # error code, and a format naming up to two numbers, {a} and {b}
-    const char *reason
+    int32_t code                 # error code, and a format naming up to three numbers, {a},
+    const char *reason           # {b} and {c}
     uint64_t a
     uint64_t b
+    uint64_t c
 
 cdef struct sizes_t:             # a kernel's sizes validated last (KernelSizes), which its
                                  # objects' plans take when their own do not match a launch
@@ -363,6 +364,9 @@ cdef plan_t *plan_derive(plan_t *p, uint32_t index, size_t value, uint64_t size)
 cdef int plan_start(plan_t *p, size_t device, int work_dim, size_t global_size, size_t local_size,
                     size_t offset, uint64_t *geo, int *empty, refusal_t *why) noexcept nogil
 cdef str refusal_reason(const refusal_t *why)
+cdef int refuse(refusal_t *why, int32_t code, const char *reason, uint64_t a, uint64_t b) noexcept nogil
+cdef int refuse3(refusal_t *why, int32_t code, const char *reason, uint64_t a, uint64_t b,
+                 uint64_t c) noexcept nogil
 cdef int fill_launch(cmd_t *c, plan_t *p, uint64_t *geo, int work_dim, int empty) noexcept nogil
 
 

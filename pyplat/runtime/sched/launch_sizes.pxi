@@ -132,10 +132,17 @@ def choose_local_size(global_size, uint64_t limit, item_limits):
 # clEnqueueNDRangeKernel's rules for the sizes and the offset, written once: the native entry
 # reports a refusal itself (api/native_refusals.pxi) and the Python entry raises it
 # (api/enqueue.py, _geometry, through launch_geometry below). A refusal's reason is a format
-# naming up to two numbers, {a} and {b}, filled in where it is reported.
-cdef inline int refuse(refusal_t *why, int32_t code, const char *reason, uint64_t a, uint64_t b) noexcept nogil:
+# naming up to three numbers, {a}, {b} and {c}, filled in where it is reported; other rules
+# refuse through refuse() and refuse3() too (api/native_buffer_rules.pxi).
+cdef int refuse(refusal_t *why, int32_t code, const char *reason, uint64_t a, uint64_t b) noexcept nogil:
+    """Record a refusal (its reason naming a and b); 0, what a rule returns then."""
+    return refuse3(why, code, reason, a, b, 0)
+
+
+cdef int refuse3(refusal_t *why, int32_t code, const char *reason, uint64_t a, uint64_t b,
+                 uint64_t c) noexcept nogil:
     if why != NULL:
-        why.code, why.reason, why.a, why.b = code, reason, a, b
+        why.code, why.reason, why.a, why.b, why.c = code, reason, a, b, c
     return 0
 
 
@@ -148,7 +155,7 @@ cdef int dimensions_valid(int work_dim, refusal_t *why) noexcept nogil:
 
 cdef str refusal_reason(const refusal_t *why):
     """A refusal's reason, its numbers filled in."""
-    return why.reason.decode().format(a=why.a, b=why.b)
+    return why.reason.decode().format(a=why.a, b=why.b, c=why.c)
 
 
 def dimensions_refusal(int work_dim):
