@@ -201,7 +201,7 @@ def test_native_and_python_mappings_are_one_set(env):
     CL.clReleaseCommandQueue(q)
 
 
-def test_rules_refuse_natively_and_unknown_handles_stay_the_python_entrys(env):
+def test_rules_refuse_natively_and_unknown_handles_stay_the_python_entries(env):
     ctx, dev, _ = env
     q = make_queue(ctx, dev)
     buf = make_buffer(ctx, 1024)
