@@ -8,6 +8,8 @@ Reads CL/cl_icd.h (and the headers it includes) with libclang and writes:
     kinds (pyplat/api/_entry_points.py), from which the API layer builds its
     ctypes callbacks;
   * a Python module with the numeric CL_* constants of the headers (pyplat/cl.py).
+Its parser and constants also serve gen_cython_decls.py, which writes the Cython side's
+declarations of the same entries and constants.
 
 Usage: gen_entry_points.py INCLUDE_DIR OUT_C OUT_ENTRY_PY OUT_CONST_PY
 """
