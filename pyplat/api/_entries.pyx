@@ -13,92 +13,30 @@ C programs.
 """
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 
-DEF CL_SUCCESS = 0
-DEF CL_OUT_OF_HOST_MEMORY = -6
-
 cdef object _clerror = None
 cdef object _report = None
 cdef object _failed = None
-cdef list _impl = [None] * 40
+cdef object _prime_ndrange = None
+cdef object _prime_command = None
 
 # The native fast path (pyplat/api/_native.pyx, n_*): C functions with the OpenCL signature that
 # need no GIL and return PYPLAT_DEFER (icd/pyplat_handle.h) when they did not answer. The shim
 # calls them before taking the GIL; the entries below call them too (in-process callers come here
 # directly).
-include "native_entry_types.pxi"
 cdef extern from "pyplat_handle.h":
     enum:
         PYPLAT_DEFER
     void *PYPLAT_DEFER_HANDLE
-cdef ndrange_fn _n_ndrange = NULL
-cdef wait_fn _n_wait = NULL
-cdef handle_fn _n_retain_event = NULL
-cdef handle_fn _n_release_event = NULL
-cdef handle_fn _n_flush = NULL
-cdef handle_fn _n_finish = NULL
-cdef setarg_fn _n_setarg = NULL
-cdef event_info_fn _n_event_info = NULL
-cdef transfer_fn _n_write = NULL
-cdef transfer_fn _n_read = NULL
-cdef copy_fn _n_copy = NULL
-cdef fill_fn _n_fill = NULL
-cdef marker_fn _n_marker = NULL
-cdef marker_fn _n_barrier = NULL
-cdef event_info_fn _n_mem_info = NULL
-cdef event_info_fn _n_kernel_info = NULL
-cdef kernel_wg_info_fn _n_kernel_wg_info = NULL
-cdef create_fn _n_create_user_event = NULL
-cdef create_buffer_fn _n_create_buffer = NULL
-cdef create_sub_buffer_fn _n_create_sub_buffer = NULL
-cdef create_kernel_fn _n_create_kernel = NULL
-cdef set_status_fn _n_set_user_event_status = NULL
-cdef map_fn _n_map = NULL
-cdef unmap_fn _n_unmap = NULL
-cdef handle_fn _n_refs[10]            # clRetain*/clRelease* (REF_NAMES' order); NULL: none
+
+# Generated at build time (icd/gen_cython_decls.py, from pyplat/api/native_entry_list.py and the
+# headers): the CL_* constants, the entries' C types, and their tables -- the slot indices I_*,
+# NAMES, KINDS, the native entries _n_<short> and addresses().
+include "cl_constants.pxi"
+include "native_entry_types.pxi"
+include "direct_entry_table.pxi"
 include "direct_creations.pxi"
-cdef object _prime_ndrange = None
-cdef object _prime_command = None
 
-DEF I_NDRANGE = 0
-DEF I_SETARG = 1
-DEF I_RETAIN_EVENT = 2
-DEF I_RELEASE_EVENT = 3
-DEF I_WAIT = 4
-DEF I_FLUSH = 5
-DEF I_FINISH = 6
-DEF I_READ = 7
-DEF I_WRITE = 8
-DEF I_EVENT_INFO = 9
-DEF I_COPY = 10
-DEF I_FILL = 11
-DEF I_MARKER = 12
-DEF I_BARRIER = 13
-DEF I_REFS = 14                        # ... to 23: REF_NAMES
-DEF I_MEM_INFO = 24
-DEF I_KERNEL_INFO = 25
-DEF I_KERNEL_WG_INFO = 26
-DEF I_CREATE_KERNEL = 27
-DEF I_CREATE_USER_EVENT = 28
-DEF I_SET_USER_EVENT_STATUS = 29
-DEF I_CREATE_BUFFER = 30
-DEF I_CREATE_SUB_BUFFER = 31
-DEF I_MAP = 32
-DEF I_UNMAP = 33
-
-NAMES = ("clEnqueueNDRangeKernel", "clSetKernelArg", "clRetainEvent", "clReleaseEvent",
-         "clWaitForEvents", "clFlush", "clFinish", "clEnqueueReadBuffer", "clEnqueueWriteBuffer",
-         "clGetEventInfo", "clEnqueueCopyBuffer", "clEnqueueFillBuffer", "clEnqueueMarkerWithWaitList",
-         "clEnqueueBarrierWithWaitList")
-# The retain/release entries of contexts, queues, memory objects, programs and kernels (indices
-# I_REFS + i in NAMES, native entries in _n_refs).
-REF_NAMES = ("clRetainContext", "clReleaseContext", "clRetainCommandQueue", "clReleaseCommandQueue",
-             "clRetainMemObject", "clReleaseMemObject", "clRetainProgram", "clReleaseProgram",
-             "clRetainKernel", "clReleaseKernel")
-NAMES += REF_NAMES
-NAMES += ("clGetMemObjectInfo", "clGetKernelInfo", "clGetKernelWorkGroupInfo", "clCreateKernel",
-          "clCreateUserEvent", "clSetUserEventStatus", "clCreateBuffer", "clCreateSubBuffer",
-          "clEnqueueMapBuffer", "clEnqueueUnmapMemObject")
-NAMES += tuple(CREATION_KINDS)            # (direct_creations.pxi: called by name)
+cdef list _impl = [None] * len(NAMES)
 
 
 cdef int32_t _status(int index, tuple args):
@@ -176,43 +114,43 @@ cdef int32_t e_release_event(size_t event) noexcept with gil:
 
 
 cdef int32_t e_retain_context(size_t h) noexcept with gil:
-    return _on_handle(_n_refs[0], False, I_REFS + 0, h)
+    return _on_handle(_n_retain_context, False, I_RETAIN_CONTEXT, h)
 
 
 cdef int32_t e_release_context(size_t h) noexcept with gil:
-    return _on_handle(_n_refs[1], False, I_REFS + 1, h)
+    return _on_handle(_n_release_context, False, I_RELEASE_CONTEXT, h)
 
 
 cdef int32_t e_retain_queue(size_t h) noexcept with gil:
-    return _on_handle(_n_refs[2], False, I_REFS + 2, h)
+    return _on_handle(_n_retain_queue, False, I_RETAIN_QUEUE, h)
 
 
 cdef int32_t e_release_queue(size_t h) noexcept with gil:
-    return _on_handle(_n_refs[3], False, I_REFS + 3, h)
+    return _on_handle(_n_release_queue, False, I_RELEASE_QUEUE, h)
 
 
 cdef int32_t e_retain_mem(size_t h) noexcept with gil:
-    return _on_handle(_n_refs[4], False, I_REFS + 4, h)
+    return _on_handle(_n_retain_mem, False, I_RETAIN_MEM, h)
 
 
 cdef int32_t e_release_mem(size_t h) noexcept with gil:
-    return _on_handle(_n_refs[5], False, I_REFS + 5, h)
+    return _on_handle(_n_release_mem, False, I_RELEASE_MEM, h)
 
 
 cdef int32_t e_retain_program(size_t h) noexcept with gil:
-    return _on_handle(_n_refs[6], False, I_REFS + 6, h)
+    return _on_handle(_n_retain_program, False, I_RETAIN_PROGRAM, h)
 
 
 cdef int32_t e_release_program(size_t h) noexcept with gil:
-    return _on_handle(_n_refs[7], False, I_REFS + 7, h)
+    return _on_handle(_n_release_program, False, I_RELEASE_PROGRAM, h)
 
 
 cdef int32_t e_retain_kernel(size_t h) noexcept with gil:
-    return _on_handle(_n_refs[8], False, I_REFS + 8, h)
+    return _on_handle(_n_retain_kernel, False, I_RETAIN_KERNEL, h)
 
 
 cdef int32_t e_release_kernel(size_t h) noexcept with gil:
-    return _on_handle(_n_refs[9], False, I_REFS + 9, h)
+    return _on_handle(_n_release_kernel, False, I_RELEASE_KERNEL, h)
 
 
 cdef int32_t e_wait(uint32_t n, size_t events) noexcept with gil:
@@ -469,30 +407,6 @@ cdef int32_t e_set_user_event_status(size_t event, int32_t status) noexcept with
     return _status(I_SET_USER_EVENT_STATUS, (event, status))
 
 
-def addresses():
-    """name -> address of its direct C entry."""
-    return {
-        "clEnqueueNDRangeKernel": <size_t>e_ndrange, "clSetKernelArg": <size_t>e_setarg,
-        "clRetainEvent": <size_t>e_retain_event, "clReleaseEvent": <size_t>e_release_event,
-        "clWaitForEvents": <size_t>e_wait, "clFlush": <size_t>e_flush, "clFinish": <size_t>e_finish,
-        "clEnqueueReadBuffer": <size_t>e_read, "clEnqueueWriteBuffer": <size_t>e_write,
-        "clGetEventInfo": <size_t>e_event_info, "clEnqueueCopyBuffer": <size_t>e_copy,
-        "clEnqueueFillBuffer": <size_t>e_fill, "clEnqueueMarkerWithWaitList": <size_t>e_marker,
-        "clEnqueueBarrierWithWaitList": <size_t>e_barrier,
-        "clRetainContext": <size_t>e_retain_context, "clReleaseContext": <size_t>e_release_context,
-        "clRetainCommandQueue": <size_t>e_retain_queue, "clReleaseCommandQueue": <size_t>e_release_queue,
-        "clRetainMemObject": <size_t>e_retain_mem, "clReleaseMemObject": <size_t>e_release_mem,
-        "clRetainProgram": <size_t>e_retain_program, "clReleaseProgram": <size_t>e_release_program,
-        "clRetainKernel": <size_t>e_retain_kernel, "clReleaseKernel": <size_t>e_release_kernel,
-        "clGetMemObjectInfo": <size_t>e_mem_info, "clGetKernelInfo": <size_t>e_kernel_info,
-        "clGetKernelWorkGroupInfo": <size_t>e_kernel_wg_info, "clCreateKernel": <size_t>e_create_kernel,
-        "clCreateUserEvent": <size_t>e_create_user_event,
-        "clSetUserEventStatus": <size_t>e_set_user_event_status,
-        "clCreateBuffer": <size_t>e_create_buffer, "clCreateSubBuffer": <size_t>e_create_sub_buffer,
-        "clEnqueueMapBuffer": <size_t>e_map, "clEnqueueUnmapMemObject": <size_t>e_unmap,
-    }
-
-
 def configure(implementations, clerror, report, failed):
     """Bind the Python implementations (name -> function), CLError, the reporter of internal
     errors and the hook of CL errors (bridge._failed)."""
@@ -500,8 +414,7 @@ def configure(implementations, clerror, report, failed):
     _clerror, _report, _failed = clerror, report, failed
     for i, name in enumerate(NAMES):
         _impl[i] = implementations.get(name)
-    return {**{name: address for name, address in addresses().items()
-               if _impl[NAMES.index(name)] is not None}, **configure_creations(implementations)}
+    return {name: address for name, address in addresses().items() if _impl[NAMES.index(name)] is not None}
 
 
 def use_fast_path(addresses, prime_ndrange, prime_command):
@@ -509,69 +422,14 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
     prime_ndrange(queue, kernel, wants_event) -> whether it prepared something that may let the
     native launch answer now; prime_command(queue, buffers, wants_event) the same for the native
     buffer commands and markers."""
-    global _n_ndrange, _n_retain_event, _n_release_event, _n_flush, _n_finish, _n_wait, _prime_ndrange
-    global _n_setarg, _n_event_info, _n_write, _n_read, _n_copy, _n_fill, _n_marker, _n_barrier
-    global _prime_command, _n_mem_info, _n_kernel_info, _n_kernel_wg_info
-    global _n_create_user_event, _n_set_user_event_status, _n_create_buffer, _n_create_sub_buffer
-    global _n_create_kernel, _n_map, _n_unmap
-    _n_map = <map_fn><size_t>addresses.get("clEnqueueMapBuffer", 0)
-    _n_unmap = <unmap_fn><size_t>addresses.get("clEnqueueUnmapMemObject", 0)
-    _n_create_kernel = <create_kernel_fn><size_t>addresses.get("clCreateKernel", 0)
-    _n_create_buffer = <create_buffer_fn><size_t>addresses.get("clCreateBuffer", 0)
-    _n_create_sub_buffer = <create_sub_buffer_fn><size_t>addresses.get("clCreateSubBuffer", 0)
-    _n_create_user_event = <create_fn><size_t>addresses.get("clCreateUserEvent", 0)
-    _n_set_user_event_status = <set_status_fn><size_t>addresses.get("clSetUserEventStatus", 0)
-    _n_mem_info = <event_info_fn><size_t>addresses.get("clGetMemObjectInfo", 0)
-    _n_kernel_info = <event_info_fn><size_t>addresses.get("clGetKernelInfo", 0)
-    _n_kernel_wg_info = <kernel_wg_info_fn><size_t>addresses.get("clGetKernelWorkGroupInfo", 0)
-    _n_write = <transfer_fn><size_t>addresses["clEnqueueWriteBuffer"]
-    _n_read = <transfer_fn><size_t>addresses["clEnqueueReadBuffer"]
-    _n_copy = <copy_fn><size_t>addresses["clEnqueueCopyBuffer"]
-    _n_fill = <fill_fn><size_t>addresses["clEnqueueFillBuffer"]
-    _n_marker = <marker_fn><size_t>addresses["clEnqueueMarkerWithWaitList"]
-    _n_barrier = <marker_fn><size_t>addresses["clEnqueueBarrierWithWaitList"]
-    _prime_command = prime_command
-    _n_ndrange = <ndrange_fn><size_t>addresses["clEnqueueNDRangeKernel"]
-    _n_event_info = <event_info_fn><size_t>addresses["clGetEventInfo"]
-    _n_setarg = <setarg_fn><size_t>addresses["clSetKernelArg"]
-    _n_retain_event = <handle_fn><size_t>addresses["clRetainEvent"]
-    _n_release_event = <handle_fn><size_t>addresses["clReleaseEvent"]
-    _n_flush = <handle_fn><size_t>addresses["clFlush"]
-    _n_finish = <handle_fn><size_t>addresses["clFinish"]
-    _n_wait = <wait_fn><size_t>addresses["clWaitForEvents"]
-    _prime_ndrange = prime_ndrange
-    for i, name in enumerate(REF_NAMES):         # (the traced set may lack them: Python answers)
-        _n_refs[i] = <handle_fn><size_t>addresses.get(name, 0)
-    use_creation_fast_path(addresses)            # (direct_creations.pxi)
+    global _prime_ndrange, _prime_command
+    _set_native_entries(addresses)              # (direct_entry_table.pxi)
+    _prime_ndrange, _prime_command = prime_ndrange, prime_command
 
 
-# The argument kinds (pyplat/api/_entry_points.py) each C entry above is written for: an entry is
-# installed only where the generated signature agrees.
-KINDS = {
-    "clEnqueueNDRangeKernel": ("ptr", "ptr", "u32", "ptr", "ptr", "ptr", "u32", "ptr", "ptr"),
-    "clSetKernelArg": ("ptr", "u32", "u64", "ptr"),
-    "clRetainEvent": ("ptr",), "clReleaseEvent": ("ptr",),
-    "clWaitForEvents": ("u32", "ptr"),
-    "clFlush": ("ptr",), "clFinish": ("ptr",),
-    "clEnqueueReadBuffer": ("ptr", "ptr", "u32", "u64", "u64", "ptr", "u32", "ptr", "ptr"),
-    "clEnqueueWriteBuffer": ("ptr", "ptr", "u32", "u64", "u64", "ptr", "u32", "ptr", "ptr"),
-    "clGetEventInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
-    "clEnqueueCopyBuffer": ("ptr", "ptr", "ptr", "u64", "u64", "u64", "u32", "ptr", "ptr"),
-    "clEnqueueFillBuffer": ("ptr", "ptr", "ptr", "u64", "u64", "u64", "u32", "ptr", "ptr"),
-    "clEnqueueMarkerWithWaitList": ("ptr", "u32", "ptr", "ptr"),
-    "clEnqueueBarrierWithWaitList": ("ptr", "u32", "ptr", "ptr"),
-    "clGetMemObjectInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
-    "clGetKernelInfo": ("ptr", "u32", "u64", "ptr", "ptr"),
-    "clGetKernelWorkGroupInfo": ("ptr", "ptr", "u32", "u64", "ptr", "ptr"),
-    "clCreateKernel": ("ptr", "ptr", "ptr"),
-    "clCreateUserEvent": ("ptr", "ptr"), "clSetUserEventStatus": ("ptr", "i32"),
-    "clCreateBuffer": ("ptr", "u64", "u64", "ptr", "ptr"),
-    "clCreateSubBuffer": ("ptr", "u64", "u32", "ptr", "ptr"),
-    "clEnqueueMapBuffer": ("ptr", "ptr", "u32", "u64", "u64", "u64", "u32", "ptr", "ptr", "ptr"),
-    "clEnqueueUnmapMemObject": ("ptr", "ptr", "ptr", "u32", "ptr", "ptr"),
-}
-KINDS.update({name: ("ptr",) for name in REF_NAMES})
-KINDS.update(CREATION_KINDS)
-# ... and of the native entries (pyplat/api/_native.pyx): each has its direct entry here, so
-# in-process callers (tests/capi.py) run the native code C programs run.
+# KINDS (direct_entry_table.pxi): the argument kinds (pyplat/api/_entry_points.py) of the headers'
+# prototypes, which addresses() holds each C entry above to; the bridge installs an entry only where
+# the slot's generated signature agrees. NATIVE_KINDS: the same for the native entries
+# (pyplat/api/_native.pyx): each has its direct entry here, so in-process callers (tests/capi.py)
+# run the native code C programs run.
 NATIVE_KINDS = dict(KINDS)

@@ -55,15 +55,6 @@ cdef extern from "pyplat_handle.h":
         PYPLAT_DEFER
         PYPLAT_HANDLE_MAGIC
         PYPLAT_HANDLE_DEAD
-        PYPLAT_KIND_PLATFORM
-        PYPLAT_KIND_DEVICE
-        PYPLAT_KIND_CONTEXT
-        PYPLAT_KIND_QUEUE
-        PYPLAT_KIND_MEM
-        PYPLAT_KIND_PROGRAM
-        PYPLAT_KIND_KERNEL
-        PYPLAT_KIND_EVENT
-        PYPLAT_KIND_SAMPLER
     cdef struct pyplat_handle:
         const void *dispatch
         uint32_t magic
@@ -73,13 +64,14 @@ cdef extern from "pyplat_handle.h":
 cdef extern from "Python.h":
     int PyGILState_Check() nogil
 
+# Generated at build time (icd/gen_cython_decls.py): the headers' CL_* constants, the entries' C
+# types, the handle kinds (KINDS) and fast_path_entries().
+include "cl_constants.pxi"
 include "native_entry_types.pxi"
+include "native_entry_table.pxi"
 
 DEFER = PYPLAT_DEFER
 MAGIC, DEAD = PYPLAT_HANDLE_MAGIC, PYPLAT_HANDLE_DEAD
-KINDS = {"PLATFORM": PYPLAT_KIND_PLATFORM, "DEVICE": PYPLAT_KIND_DEVICE, "CONTEXT": PYPLAT_KIND_CONTEXT,
-         "QUEUE": PYPLAT_KIND_QUEUE, "MEM": PYPLAT_KIND_MEM, "PROGRAM": PYPLAT_KIND_PROGRAM,
-         "KERNEL": PYPLAT_KIND_KERNEL, "EVENT": PYPLAT_KIND_EVENT, "SAMPLER": PYPLAT_KIND_SAMPLER}
 
 DEF HF_NATIVE = 1                 # made natively: a native event (memory and count are this
                                   # module's) or buffer (native_buffers.pxi)
@@ -768,30 +760,6 @@ include "native_refs.pxi"
 include "native_user_events.pxi"
 include "native_queues.pxi"
 include "native_contexts.pxi"
-
-
-def fast_path_entries():
-    """{name: address} of the native entries: same C signature as the OpenCL function,
-    PYPLAT_DEFER when not answered."""
-    return {"clEnqueueNDRangeKernel": <size_t><ndrange_fn>n_ndrange,
-            "clSetKernelArg": <size_t><setarg_fn>n_setarg,
-            "clRetainEvent": <size_t><handle_fn>n_retain_event,
-            "clReleaseEvent": <size_t><handle_fn>n_release_event,
-            "clFlush": <size_t><handle_fn>n_flush,
-            "clFinish": <size_t><handle_fn>n_finish,
-            "clWaitForEvents": <size_t><wait_fn>n_wait,
-            "clGetEventInfo": <size_t><event_info_fn>n_event_info,
-            "clGetMemObjectInfo": <size_t><event_info_fn>n_mem_info,
-            "clGetKernelInfo": <size_t><event_info_fn>n_kernel_info,
-            "clGetKernelWorkGroupInfo": <size_t><kernel_wg_info_fn>n_kernel_wg_info,
-            "clEnqueueWriteBuffer": <size_t><transfer_fn>n_write,
-            "clEnqueueReadBuffer": <size_t><transfer_fn>n_read,
-            "clEnqueueCopyBuffer": <size_t><copy_fn>n_copy,
-            "clEnqueueFillBuffer": <size_t><fill_fn>n_fill,
-            "clEnqueueMarkerWithWaitList": <size_t><marker_fn>n_marker,
-            "clEnqueueBarrierWithWaitList": <size_t><marker_fn>n_barrier, **ref_entries(),
-            **create_buffer_entry(), **user_event_entries(), **queue_entries(),
-            **context_entries(), **kernel_entries(), **map_entries()}
 
 
 def handle_layout():

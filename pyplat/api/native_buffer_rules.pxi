@@ -6,23 +6,14 @@
 # is the spec's sentence above it; a rule returns 1, or 0 with why filled.
 # ---------------------------------------------------------------------------------------------
 
-DEF CL_INVALID_VALUE_ = -30
-DEF CL_INVALID_OPERATION_ = -59
-DEF CL_MEM_COPY_OVERLAP_ = -8
-DEF CL_MEM_HOST_WRITE_ONLY = 0x80
-DEF CL_MEM_HOST_READ_ONLY = 0x100
-DEF CL_MEM_HOST_NO_ACCESS = 0x200
-DEF CL_MAP_READ = 0x1
-DEF CL_MAP_WRITE = 0x2
-DEF CL_MAP_WRITE_INVALIDATE_REGION = 0x4
-DEF MAP_WRITES = 0x6                 # CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION
+DEF MAP_WRITES = CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION
 
 
 cdef int region_valid(uint64_t buffer_size, uint64_t offset, uint64_t size, refusal_t *why) noexcept nogil:
     """Spec: CL_INVALID_VALUE if the region being read or written specified by (offset, size)
     is out of bounds or if size is 0."""
     if size == 0 or size > buffer_size or offset > buffer_size - size:
-        return refuse3(why, CL_INVALID_VALUE_, "region offset {a} + size {b} is empty or beyond the buffer's {c} bytes",
+        return refuse3(why, CL_INVALID_VALUE, "region offset {a} + size {b} is empty or beyond the buffer's {c} bytes",
                        offset, size, buffer_size)
     return 1
 
@@ -30,7 +21,7 @@ cdef int region_valid(uint64_t buffer_size, uint64_t offset, uint64_t size, refu
 cdef int pointer_given(size_t ptr, refusal_t *why) noexcept nogil:
     """Spec (clEnqueueReadBuffer, clEnqueueWriteBuffer): CL_INVALID_VALUE if ptr is NULL."""
     if ptr == 0:
-        return refuse(why, CL_INVALID_VALUE_, "ptr is NULL", 0, 0)
+        return refuse(why, CL_INVALID_VALUE, "ptr is NULL", 0, 0)
     return 1
 
 
@@ -39,7 +30,7 @@ cdef int host_may(uint64_t flags, bint writes, refusal_t *why) noexcept nogil:
     CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS, clEnqueueWriteBuffer on one created with
     CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS (maps: as the access they ask for)."""
     if flags & (CL_MEM_HOST_NO_ACCESS | (CL_MEM_HOST_READ_ONLY if writes else CL_MEM_HOST_WRITE_ONLY)):
-        return refuse(why, CL_INVALID_OPERATION_,
+        return refuse(why, CL_INVALID_OPERATION,
                       "the buffer's flags forbid host writes" if writes else "the buffer's flags forbid host reads", 0, 0)
     return 1
 
@@ -50,7 +41,7 @@ cdef int copy_apart(uint64_t source, uint64_t destination, uint64_t size, refusa
     different sub-buffers of the same associated buffer object and they overlap (source and
     destination: the regions' addresses, which share one allocation exactly then)."""
     if source < destination + size and destination < source + size:
-        return refuse(why, CL_MEM_COPY_OVERLAP_, "source and destination regions overlap", 0, 0)
+        return refuse(why, CL_MEM_COPY_OVERLAP, "source and destination regions overlap", 0, 0)
     return 1
 
 
@@ -60,12 +51,12 @@ cdef int fill_pattern_valid(size_t pattern, uint64_t pattern_size, uint64_t offs
     not one of {1, 2, 4, 8, 16, 32, 64, 128}, or if offset and size are not a multiple of
     pattern_size."""
     if pattern == 0 or pattern_size == 0:
-        return refuse(why, CL_INVALID_VALUE_, "pattern is NULL or pattern_size is 0", 0, 0)
+        return refuse(why, CL_INVALID_VALUE, "pattern is NULL or pattern_size is 0", 0, 0)
     if pattern_size > 128 or pattern_size & (pattern_size - 1):
-        return refuse(why, CL_INVALID_VALUE_, "pattern_size {a} is not 1, 2, 4, 8, 16, 32, 64 or 128",
+        return refuse(why, CL_INVALID_VALUE, "pattern_size {a} is not 1, 2, 4, 8, 16, 32, 64 or 128",
                       pattern_size, 0)
     if offset % pattern_size or size % pattern_size:
-        return refuse3(why, CL_INVALID_VALUE_, "offset {a} and size {b} must be multiples of pattern_size {c}",
+        return refuse3(why, CL_INVALID_VALUE, "offset {a} and size {b} must be multiples of pattern_size {c}",
                        offset, size, pattern_size)
     return 1
 
@@ -76,9 +67,9 @@ cdef int map_valid(uint64_t map_flags, uint64_t buffer_flags, refusal_t *why) no
     or CL_MAP_WRITE"); CL_INVALID_OPERATION if the buffer's host-access flags forbid the access
     the map asks for (as host_may)."""
     if map_flags & ~(<uint64_t>(CL_MAP_READ | MAP_WRITES)):
-        return refuse(why, CL_INVALID_VALUE_, "unknown map flags {a:#x}", map_flags & ~(<uint64_t>(CL_MAP_READ | MAP_WRITES)), 0)
+        return refuse(why, CL_INVALID_VALUE, "unknown map flags {a:#x}", map_flags & ~(<uint64_t>(CL_MAP_READ | MAP_WRITES)), 0)
     if map_flags & CL_MAP_WRITE_INVALIDATE_REGION and map_flags & (CL_MAP_READ | CL_MAP_WRITE):
-        return refuse(why, CL_INVALID_VALUE_, "CL_MAP_WRITE_INVALIDATE_REGION excludes READ and WRITE", 0, 0)
+        return refuse(why, CL_INVALID_VALUE, "CL_MAP_WRITE_INVALIDATE_REGION excludes READ and WRITE", 0, 0)
     return ((not map_flags & CL_MAP_READ or host_may(buffer_flags, False, why))
             and (not map_flags & MAP_WRITES or host_may(buffer_flags, True, why)))
 

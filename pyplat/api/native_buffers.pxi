@@ -23,17 +23,11 @@
 # ---------------------------------------------------------------------------------------------
 from libc.string cimport memset as _memset
 
-DEF CL_MEM_READ_WRITE = 0x1
-DEF CL_MEM_WRITE_ONLY = 0x2
-DEF CL_MEM_READ_ONLY = 0x4
-DEF CL_MEM_USE_HOST_PTR = 0x8
-DEF CL_MEM_ALLOC_HOST_PTR = 0x10
-DEF CL_MEM_COPY_HOST_PTR = 0x20
-DEF MEM_ACCESS_BITS = 0x7
-DEF MEM_HOST_ACCESS_BITS = 0x380
-DEF MEM_HOST_PTR_BITS = 0x38
-DEF CL_BUFFER_CREATE_TYPE_REGION = 0x1220
-DEF MEM_SIMPLE_BITS = 0x3BF          # the bits above; anything else (KERNEL_READ_AND_WRITE, unknown
+DEF MEM_ACCESS_BITS = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY
+DEF MEM_HOST_ACCESS_BITS = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS
+DEF MEM_HOST_PTR_BITS = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR
+DEF MEM_SIMPLE_BITS = MEM_ACCESS_BITS | MEM_HOST_ACCESS_BITS | MEM_HOST_PTR_BITS
+                                     # the bits above; anything else (KERNEL_READ_AND_WRITE, unknown
                                      # bits) is the Python entry's
 DEF BASE_ALIGN = 128                 # devices/spaces.py's ALIGNMENT (checked at import below)
 
@@ -307,9 +301,3 @@ cdef size_t n_create_sub_buffer(size_t buffer, uint64_t flags, uint32_t create_t
     if errcode_ret != 0:
         (<int32_t *>errcode_ret)[0] = CL_SUCCESS_
     return <size_t>h
-
-
-def create_buffer_entry():
-    """{name: address} of the native clCreateBuffer (fast_path_entries' part)."""
-    return {"clCreateBuffer": <size_t><create_buffer_fn>n_create_buffer,
-            "clCreateSubBuffer": <size_t><create_sub_buffer_fn>n_create_sub_buffer}

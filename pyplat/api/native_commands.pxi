@@ -7,14 +7,6 @@
 # commands need yet (the Python entry primes them: a buffer's record gets its hold, hold_memory;
 # a queue the hold its native events need).
 
-DEF CL_COMMAND_NDRANGE_KERNEL = 0x11F0
-DEF CL_COMMAND_READ_BUFFER = 0x11F3
-DEF CL_COMMAND_WRITE_BUFFER = 0x11F4
-DEF CL_COMMAND_COPY_BUFFER = 0x11F5
-DEF CL_COMMAND_MARKER = 0x11FE
-DEF CL_COMMAND_BARRIER = 0x1205
-DEF CL_COMMAND_FILL_BUFFER = 0x1207
-
 
 cdef struct nmem_t:               # a buffer as the fast path sees it (made with its handle)
     pthread_mutex_t lock          # guards hold
@@ -399,8 +391,8 @@ cdef int32_t n_barrier(size_t queue, uint32_t n_events, size_t events, size_t ev
     return ncall_submit(&a, c, NULL, 0, 1, 1, CL_COMMAND_BARRIER, 0, event)
 
 
-DEF MEM_FLAGS = 0x1101
-DEF MEM_SIZE = 0x1102
+DEF MEM_FLAGS = CL_MEM_FLAGS
+DEF MEM_SIZE = CL_MEM_SIZE
 
 
 cdef int32_t n_mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,

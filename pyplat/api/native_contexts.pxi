@@ -22,10 +22,8 @@
 
 from pyplat.runtime._sched cimport fault_guard_first
 
-DEF CL_CONTEXT_PLATFORM = 0x1084
-DEF CL_DEVICE_TYPE_DEFAULT = 0x1
-DEF CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
-DEF DEVICE_TYPE_BITS = 0x1F         # DEFAULT | CPU | GPU | ACCELERATOR | CUSTOM
+DEF DEVICE_TYPE_BITS = (CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU
+                        | CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM)
 DEF MAX_CONTEXT_DEVICES = 64
 
 cdef struct pdev_t:               # a device of the platform, as native contexts need it
@@ -247,9 +245,3 @@ cdef size_t context_key(context):
     address of a context made natively, else its id (as the runtime's QueueCore and LaunchPlan
     compute it)."""
     return getattr(context, "native_key", 0) or id(context)
-
-
-def context_entries():
-    """{name: address} of the native context creation entries (fast_path_entries' part)."""
-    return {"clCreateContext": <size_t><create_context_fn>n_create_context,
-            "clCreateContextFromType": <size_t><create_context_type_fn>n_create_context_from_type}

@@ -324,8 +324,3 @@ def adopt_kernel(size_t h, factory):
     if api_release(program) == 2:          # the core Kernel holds its program itself now
         program_obj.release()
     return obj
-
-
-def kernel_entries():
-    """{name: address} of the native clCreateKernel (fast_path_entries' part)."""
-    return {"clCreateKernel": <size_t><create_kernel_fn>n_create_kernel}

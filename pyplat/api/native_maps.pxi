@@ -33,8 +33,6 @@ from libc.stdlib cimport realloc
 from libc.string cimport memmove
 from pyplat.runtime._sched cimport ST_COMPLETE
 
-DEF CL_COMMAND_MAP_BUFFER = 0x11FB
-DEF CL_COMMAND_UNMAP_MEM_OBJECT = 0x11FD
 
 
 cdef uint64_t MAPS_NO_MEMORY = ~(<uint64_t>0)     # maps_add: the table could not grow
@@ -380,9 +378,3 @@ def map_table(size_t handle):
     if table.t == NULL:
         raise MemoryError()
     return table
-
-
-def map_entries():
-    """{name: address} of the native clEnqueueMapBuffer and clEnqueueUnmapMemObject."""
-    return {"clEnqueueMapBuffer": <size_t><map_fn>n_map,
-            "clEnqueueUnmapMemObject": <size_t><unmap_fn>n_unmap}

@@ -128,8 +128,7 @@ cdef extern from *:
     int pyplat_modes_current() nogil
     void pyplat_modes_told() nogil
 
-DEF CL_QUEUE_PROPERTIES = 0x1093
-DEF QUEUE_MODE_BITS = 0x3            # OUT_OF_ORDER_EXEC_MODE_ENABLE | PROFILING_ENABLE
+DEF QUEUE_MODE_BITS = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE
 
 cdef struct ndev_t:               # a device of a context, as a native queue needs it
     size_t handle
@@ -414,9 +413,3 @@ cdef adopt_queue_of(qcore_t *q):
     pthread_mutex_unlock(&tab_lock)
     if h != 0:
         adopt_missing(h)
-
-
-def queue_entries():
-    """{name: address} of the native queue creation entries (fast_path_entries' part)."""
-    return {"clCreateCommandQueue": <size_t><create_queue_fn>n_create_queue,
-            "clCreateCommandQueueWithProperties": <size_t><create_queue_props_fn>n_create_queue_with_properties}

@@ -118,20 +118,6 @@ cdef int32_t n_release_kernel(size_t h) noexcept nogil:
     return noted("clReleaseKernel", h, r if r != PYPLAT_DEFER else release_native_kernel(h))  # (native_kernels.pxi)
 
 
-def ref_entries():
-    """{name: address} of the native retain/release entries (fast_path_entries' part)."""
-    return {"clRetainContext": <size_t><handle_fn>n_retain_context,
-            "clReleaseContext": <size_t><handle_fn>n_release_context,
-            "clRetainCommandQueue": <size_t><handle_fn>n_retain_queue,
-            "clReleaseCommandQueue": <size_t><handle_fn>n_release_queue,
-            "clRetainMemObject": <size_t><handle_fn>n_retain_mem,
-            "clReleaseMemObject": <size_t><handle_fn>n_release_mem,
-            "clRetainProgram": <size_t><handle_fn>n_retain_program,
-            "clReleaseProgram": <size_t><handle_fn>n_release_program,
-            "clRetainKernel": <size_t><handle_fn>n_retain_kernel,
-            "clReleaseKernel": <size_t><handle_fn>n_release_kernel}
-
-
 # The Python entries' side of the same count (pyplat/api/handles.py: retain, release,
 # reference_count), holding the GIL.
 

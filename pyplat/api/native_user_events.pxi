@@ -20,8 +20,6 @@ from pyplat.runtime._sched cimport K_USER, ST_SUBMITTED, cmd_set_status
 cdef extern from "pyplat_handle.h":
     void *PYPLAT_DEFER_HANDLE
 
-DEF CL_COMMAND_USER = 0x1204
-
 cdef object user_event_factory = None
 
 
@@ -175,9 +173,3 @@ cdef object adopt_user_event(size_t h):
     if not obj_kept:
         Py_XDECREF(<PyObject *>obj)
     return obj
-
-
-def user_event_entries():
-    """{name: address} of the native user event entries (fast_path_entries' part)."""
-    return {"clCreateUserEvent": <size_t><create_fn>n_create_user_event,
-            "clSetUserEventStatus": <size_t><set_status_fn>n_set_user_event_status}

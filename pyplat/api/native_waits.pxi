@@ -65,7 +65,7 @@ cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
     return PYPLAT_DEFER if failed else CL_SUCCESS_
 
 
-DEF EVENT_COMMAND_EXECUTION_STATUS = 0x11D3
+DEF EVENT_COMMAND_EXECUTION_STATUS = CL_EVENT_COMMAND_EXECUTION_STATUS
 
 
 cdef int32_t n_event_info(size_t event, uint32_t param, uint64_t size, size_t value,
