@@ -13,7 +13,8 @@ import subprocess
 import pytest
 
 from pyplat.compiler import build, load_package, nvptx_target
-from pyplat.compiler.targets import libdevice, nvptx
+from pyplat.compiler.targets import libdevice
+from pyplat.compiler.targets import nvptx_abi as abi
 
 SM90 = nvptx_target("sm_90")
 
@@ -198,18 +199,18 @@ def test_local_pointer_arguments_are_offsets_into_dynamic_shared_memory():
     assert re.search(r"\.extern \.shared \.align 128 \.b8 \w+\[\]", r.ptx)
     body = entry(r.ptx, "reduce")
     assert body.count("bar.sync") >= 2 and "ld.shared" in body
-    assert nvptx.shared_layout([100, 8, 4]) == ([0, 128, 256], 260)
-    assert nvptx.shared_layout([]) == ([], 0)
+    assert abi.shared_layout([100, 8, 4]) == ([0, 128, 256], 260)
+    assert abi.shared_layout([]) == ([], 0)
 
 
 def test_launch_record_and_dimensions():
     import struct
-    rec = nvptx.launch_record(2, (64, 32), (5, 6))
-    assert len(rec) == nvptx.LAUNCH_RECORD_SIZE == 56
+    rec = abi.launch_record(2, (64, 32), (5, 6))
+    assert len(rec) == abi.LAUNCH_RECORD_SIZE == 56
     assert struct.unpack("<7Q", rec) == (2, 64, 32, 1, 5, 6, 0)
-    assert struct.unpack("<7Q", nvptx.launch_record(1, [100])) == (1, 100, 1, 1, 0, 0, 0)
-    assert nvptx.launch_dimensions(2, (64, 32), (16, 8)) == ((4, 4, 1), (16, 8, 1))
-    assert nvptx.launch_dimensions(3, (8, 4, 2), (4, 2, 1)) == ((2, 2, 2), (4, 2, 1))
+    assert struct.unpack("<7Q", abi.launch_record(1, [100])) == (1, 100, 1, 1, 0, 0, 0)
+    assert abi.launch_dimensions(2, (64, 32), (16, 8)) == ((4, 4, 1), (16, 8, 1))
+    assert abi.launch_dimensions(3, (8, 4, 2), (4, 2, 1)) == ((2, 2, 2), (4, 2, 1))
 
 
 def test_by_value_arguments_are_their_bytes():

@@ -10,6 +10,7 @@ device cannot do is a CompileError naming it, never an LLVM error (which would e
 """
 from llvmlite import ir
 
+from ..targets.nvptx_abi import LOCAL_ARG_ALIGN
 from ..tree import CompileError
 from . import nvptx_entry, nvptx_printf
 from .function import FuncGen
@@ -169,7 +170,7 @@ class NvptxModuleGen(ModuleGen):
             g = ir.GlobalVariable(self.module, ty, name=name, addrspace=nvptx_entry.SHARED)
             if size is None:
                 g.linkage = "external"
-                g.align = nvptx_entry.LOCAL_ARG_ALIGN
+                g.align = LOCAL_ARG_ALIGN
             else:
                 g.linkage = "internal"
                 g.initializer = ir.Constant(ty, ir.Undefined)

@@ -8,27 +8,18 @@
     r.kernels["k"].symbol                    # that entry's name; .address is None
 
 Front end, typing and lowering are the CPU's; the module generator (lowering/nvptx_module.py)
-and the kernel entry (lowering/nvptx_entry.py, the launch ABI) are NVPTX's own, as is the back
-end (nvptx_codegen.py). Results are cached like the CPU's, under a key that names the target.
+and the kernel entry (lowering/nvptx_entry.py) are NVPTX's own, as is the back end
+(nvptx_codegen.py); what the code and the CUDA device class agree on (the launch and printf ABI)
+is nvptx_abi.py. Results are cached like the CPU's, under a key that names the target.
 """
 import re
 
-from ..lowering import nvptx_entry, nvptx_printf
+from ..lowering.nvptx_entry import TRIPLE
 from ..lowering.nvptx_module import NvptxModuleGen
 from ..metadata import kernel_infos
 from ..objects import pack_package
 from ..results import BuildResult
 from . import nvptx_codegen
-
-TRIPLE = nvptx_entry.TRIPLE
-LAUNCH_FIELDS = nvptx_entry.LAUNCH_FIELDS
-LAUNCH_RECORD_SIZE = nvptx_entry.LAUNCH_RECORD_SIZE
-LOCAL_ARG_ALIGN = nvptx_entry.LOCAL_ARG_ALIGN
-shared_layout = nvptx_entry.shared_layout
-launch_record = nvptx_entry.launch_record
-launch_dimensions = nvptx_entry.launch_dimensions
-PRINTF_SYMBOL = nvptx_printf.PRINTF_SYMBOL
-PRINTF_BUFFER_BYTES = nvptx_printf.PRINTF_BUFFER_BYTES
 
 _ARCH = re.compile(r"sm_([1-9][0-9]{1,2})[af]?$")
 OLDEST_ARCH = 70        # Volta: the memory model the lowering's fences and atomics are written for

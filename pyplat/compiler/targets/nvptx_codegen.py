@@ -11,9 +11,9 @@ import llvmlite.binding as llvm
 from .. import jit
 from ..lowering.nvptx_entry import TRIPLE
 from ..lowering.nvptx_module import HOST_ONLY_INTRINSICS, LIBDEVICE_PREFIX
-from ..lowering.nvptx_printf import PRINTF_SYMBOL
 from ..tree import CompileError
 from . import libdevice
+from .nvptx_abi import PRINTF_SYMBOL
 from .ptx_fixups import fix_truncating_stores
 
 _ready = []
