@@ -1,4 +1,4 @@
-"""The NVPTX target (pyplat/compiler/targets/nvptx.py, lowering/nvptx_*.py), offline: the PTX
+"""The NVPTX target (pyplat/compiler/targets/nvptx/), offline: the PTX
 emitted for test kernels is checked for what the CUDA device class relies on (docs/compiler.md,
 "NVPTX target": entries, parameters, special registers, shared memory, barriers, atomics, no
 host symbols) and assembled with ptxas when NVIDIA's nvidia-cuda-nvcc wheel (or a CUDA toolkit)
@@ -13,8 +13,8 @@ import subprocess
 import pytest
 
 from pyplat.compiler import build, load_package, nvptx_target
-from pyplat.compiler.targets import libdevice
-from pyplat.compiler.targets import nvptx_abi as abi
+from pyplat.compiler.targets.nvptx import libdevice
+from pyplat.compiler.targets.nvptx import abi
 
 SM90 = nvptx_target("sm_90")
 
@@ -413,7 +413,7 @@ def test_truncating_stores_go_through_a_copy_of_the_register():
     """The CUDA 13 driver's PTX JIT stores the low byte of the *integer value* for
     `st.shared.b8 [a], %rd` when an f64 instruction wrote %rd (pyopencl's float64 scan read
     7.0 back as 7.000000000000006 on an H100); a copy of the register first gives its bits
-    (targets/ptx_fixups.py). No store may name a register wider than what it stores."""
+    (targets/nvptx/ptx_fixups.py). No store may name a register wider than what it stores."""
     ptx = ptx_of(PACKED_DOUBLE).ptx
     assert re.search(r"add\.rn\.f64", ptx)
     widths = {"rs": 16, "r": 32, "rd": 64}

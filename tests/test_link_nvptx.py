@@ -10,7 +10,7 @@ import pytest
 from pyplat import cl
 from pyplat.compiler import compile_object, link, load_package, nvptx_target, unpack_object
 from pyplat.compiler.objects import ANY_TARGET
-from pyplat.compiler.targets import libdevice
+from pyplat.compiler.targets.nvptx import libdevice
 from pyplat.core.program import Program
 from test_compiler_nvptx import _ptxas, assert_device_only, entry
 

@@ -1,4 +1,4 @@
-"""printf on NVPTX (lowering/nvptx_printf.py, devices/cuda/printf_output.py), offline: the PTX
+"""printf on NVPTX (targets/nvptx/printf.py, devices/cuda/printf_output.py), offline: the PTX
 appends records to the module's printf buffer with an atomic add (no host calls), the build
 result carries the format table, and the host's formatting of records gives the bytes the CPU
 device prints for the same printf calls."""
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pyplat.compiler import build, read_package
-from pyplat.compiler.targets import nvptx_abi as abi
+from pyplat.compiler.targets.nvptx import abi
 from pyplat.devices.cuda import printf_output
 from test_compiler import run
 from test_compiler_nvptx import SM90, _ptxas, assert_device_only, ptx_of

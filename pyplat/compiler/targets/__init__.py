@@ -1,2 +1,2 @@
 """Code-generation targets other than the host CPU (the host is target=None: driver.py and
-jit.py). nvptx: PTX for NVIDIA GPUs (nvptx.py; its launch ABI in lowering/nvptx_entry.py)."""
+jit.py). nvptx/: PTX for NVIDIA GPUs, all of it in that package."""

@@ -93,7 +93,7 @@ class CUDA:
 
     def describe(self, index):
         from pyplat.compiler import nvptx_target
-        from pyplat.compiler.targets.nvptx_abi import PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES
+        from pyplat.compiler.targets.nvptx.abi import PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES
         lib = cu.api()
         ctx = self.context(index)
         raw = ctypes.create_string_buffer(256)
@@ -122,5 +122,5 @@ class CUDA:
             local_mem_size=48 * KiB, local_mem_type=cl.CL_LOCAL,
             max_constant_buffer_size=a("total_constant_memory"),
             execution_capabilities=cl.CL_EXEC_KERNEL,
-            # each module's printf buffer (compiler/targets/nvptx_abi.py), less its cursor
+            # each module's printf buffer (compiler/targets/nvptx/abi.py), less its cursor
             printf_buffer_size=PRINTF_BUFFER_BYTES - PRINTF_HEADER_BYTES)

@@ -29,7 +29,7 @@ class LoadedModule:
         self.functions = {}
         self.printf_address, self.printf_size = 0, 0
         if getattr(result, "printf_formats", None):
-            from pyplat.compiler.targets.nvptx_abi import PRINTF_SYMBOL
+            from pyplat.compiler.targets.nvptx.abi import PRINTF_SYMBOL
             address, size = ctypes.c_uint64(), ctypes.c_size_t()
             cu.check(lib.cuModuleGetGlobal_v2(ctypes.byref(address), ctypes.byref(size), self.handle,
                                               PRINTF_SYMBOL.encode()), "cuModuleGetGlobal")
@@ -71,7 +71,7 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
     ("mem", a callable giving the device address, or None) | ("local", size) | ("value", bytes);
     sizes padded to 3. Nothing touches the GPU before the call (the enqueue only validates: a
     forked child, where CUDA cannot work, gets a failed command, not a failed enqueue)."""
-    from pyplat.compiler.targets import nvptx_abi as abi    # (only where a GPU launches: not at start-up)
+    from pyplat.compiler.targets.nvptx import abi    # (only where a GPU launches: not at start-up)
     local_sizes = [value for kind, value in args if kind == "local"]
     offsets, dynamic = abi.shared_layout(local_sizes)
     grid, block = abi.launch_dimensions(work_dim, global_size, local_size)

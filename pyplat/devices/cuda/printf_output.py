@@ -1,5 +1,5 @@
 """The output of printf on a CUDA device: the records a kernel left in the module's printf buffer
-(layout: pyplat/compiler/targets/nvptx_abi.py), formatted with the C library's snprintf as
+(layout: pyplat/compiler/targets/nvptx/abi.py), formatted with the C library's snprintf as
 the CPU device's printf formats them, byte for byte.
 
     data = drain(read_bytes, result.printf_formats)   # after the kernel; read_bytes(offset, n)
@@ -10,7 +10,7 @@ Imports the compiler: import this module where a GPU launches, not at start-up.
 import ctypes
 import struct
 
-from pyplat.compiler.targets.nvptx_abi import (CURSOR_FORMAT, PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES,
+from pyplat.compiler.targets.nvptx.abi import (CURSOR_FORMAT, PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES,
                                                RECORD_HEADER_BYTES, RECORD_HEADER_FORMAT, VALUE_BYTES, VALUE_FORMATS)
 
 _libc = ctypes.CDLL(None)

@@ -7,19 +7,18 @@
     r.printf_formats                         # {format id: (C format, kinds)} of its printf records
     r.kernels["k"].symbol                    # that entry's name; .address is None
 
-Front end, typing and lowering are the CPU's; the module generator (lowering/nvptx_module.py)
-and the kernel entry (lowering/nvptx_entry.py) are NVPTX's own, as is the back end
-(nvptx_codegen.py); what the code and the CUDA device class agree on (the launch and printf ABI)
-is nvptx_abi.py. Results are cached like the CPU's, under a key that names the target.
+Front end, typing and target-neutral lowering are the CPU's; the module generator (module.py),
+the kernel entry (entry.py), printf's records (printf.py) and the back end (codegen.py) are
+NVPTX's own; what the code and the CUDA device class agree on (the launch and printf ABI) is
+abi.py. Results are cached like the CPU's, under a key that names the target.
 """
 import re
 
-from ..lowering.nvptx_entry import TRIPLE
-from ..lowering.nvptx_module import NvptxModuleGen
-from ..metadata import kernel_infos
-from ..objects import pack_package
-from ..results import BuildResult
-from . import nvptx_codegen
+from ...metadata import kernel_infos
+from ...objects import pack_package
+from ...results import BuildResult
+from . import codegen
+from .module import TRIPLE, NvptxModuleGen
 
 _ARCH = re.compile(r"sm_([1-9][0-9]{1,2})[af]?$")
 OLDEST_ARCH = 70        # Volta: the memory model the lowering's fences and atomics are written for
@@ -50,7 +49,7 @@ class NvptxTarget:
     def program(self, ir_text, opt_level, meta):
         """The BuildResult of a complete, unoptimised module; meta: the package's metadata."""
         entries = [kd["symbol"] for kd in meta["kernels"]]
-        text = nvptx_codegen.ptx(ir_text, self.arch, opt_level, entries)
+        text = codegen.ptx(ir_text, self.arch, opt_level, entries)
         return self.from_package_parts(dict(meta, target=self.name), text.encode())
 
     def from_package_parts(self, meta, payload, package=None):
@@ -73,7 +72,7 @@ def nvptx_target(arch="sm_90"):
         raise ValueError("not a supported GPU architecture: %r (expected sm_XX with XX >= %d, e.g. "
                          "sm_90)" % (arch, OLDEST_ARCH))
     if arch not in _known:
-        _known[arch] = nvptx_codegen.ptx_version(arch) >= (6, 0)    # sm_70 needs PTX 6.0
+        _known[arch] = codegen.ptx_version(arch) >= (6, 0)    # sm_70 needs PTX 6.0
     if not _known[arch]:
-        raise ValueError("LLVM %s does not know GPU architecture %r" % (nvptx_codegen.llvm_version(), arch))
+        raise ValueError("LLVM %s does not know GPU architecture %r" % (codegen.llvm_version(), arch))
     return NvptxTarget(arch)

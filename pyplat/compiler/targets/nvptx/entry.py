@@ -2,15 +2,15 @@
 
 Each kernel `k` becomes a PTX `.entry` named `k` (listed in `!nvvm.annotations`) whose parameters
 are the kernel's arguments in order, then the launch record. The entry fills the work-item state
-`wi` that every lowered function reads (the same slots as on the CPU, abi.py) from the PTX special
-registers and the launch record, and calls the kernel's always-inline body; after inlining, SROA
-turns every slot read into the register or parameter it came from.
+`wi` that every lowered function reads (the same slots as on the CPU, compiler/abi.py) from the
+PTX special registers and the launch record, and calls the kernel's always-inline body; after
+inlining, SROA turns every slot read into the register or parameter it came from.
 
-Parameter forms (the launch ABI the CUDA device class is written against, targets/nvptx_abi.py):
+Parameter forms (the launch ABI the CUDA device class is written against, abi.py):
 
 * `__global` / `__constant` pointer: `.u64`, the device address;
 * `__local` pointer: `.u64`, the byte offset of that argument's block in the launch's dynamic
-  shared memory (`nvptx_abi.shared_layout` computes offsets and the dynamic shared size);
+  shared memory (abi.py's `shared_layout` computes offsets and the dynamic shared size);
 * by-value argument (scalar, vector, struct): `byval`, `.param .align A .b8 name[size]` holding
   the argument's bytes as clSetKernelArg gave them (size = ArgInfo.size);
 * last: the launch record, `.param .align 8 .b8 [56]`: seven little-endian uint64, `work_dim,
@@ -18,13 +18,10 @@ Parameter forms (the launch ABI the CUDA device class is written against, target
 """
 from llvmlite import ir
 
-from .. import abi
-from ..targets.nvptx_abi import LAUNCH_FIELDS
-from .irbuild import Builder, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE
-from .workgroup import required_size
-
-TRIPLE = "nvptx64-nvidia-cuda"
-DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+from ... import abi
+from ...lowering.irbuild import Builder, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE
+from ...lowering.workgroup import required_size
+from .abi import LAUNCH_FIELDS
 
 SHARED = 3                      # the shared-memory address space
 DYNAMIC_SHARED = "__pyplat_local_args"

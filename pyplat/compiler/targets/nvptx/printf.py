@@ -1,6 +1,6 @@
 """printf on NVPTX: each call appends a record to a device buffer, which the host formats with
 the C library's snprintf after the launch (devices/cuda/printf_output.py). The buffer and its
-records are laid out as targets/nvptx_abi.py says.
+records are laid out as abi.py says.
 
 A call claims its record's size with one atomic add on the cursor; when the record fits in the
 buffer it is stored and printf returns 0, else nothing is stored and printf returns -1 (the
@@ -12,10 +12,9 @@ import zlib
 
 from llvmlite import ir
 
-from ..targets.nvptx_abi import (PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES, PRINTF_SYMBOL, RECORD_HEADER_BYTES,
-                                 VALUE_BYTES)
-from ..tree import CompileError
-from .irbuild import I32, I64, PTR
+from ...lowering.irbuild import I32, I64, PTR
+from ...tree import CompileError
+from .abi import PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES, PRINTF_SYMBOL, RECORD_HEADER_BYTES, VALUE_BYTES
 
 GLOBAL = 1                       # the global-memory address space
 _KINDS = {"i32": "i", "i64": "l", "double": "d", "ptr": "p"}
