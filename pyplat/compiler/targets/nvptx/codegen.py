@@ -3,8 +3,9 @@ linked) -> PTX text for one `sm_XX`.
 
 libdevice is linked when the module calls `__nv_*` functions; everything but the kernels' entries
 (and printf's buffer, which the host reads) is made internal, so the optimiser keeps only what
-the kernels use. Before code generation the module's remaining external calls are checked: LLVM's NVPTX back end ends the whole process on
-what it cannot select (a libm call, `llvm.sin`), so such a program is a build error here instead.
+the kernels use. Before code generation the module's remaining external calls are checked:
+LLVM's NVPTX back end ends the whole process on what it cannot select (a libm call,
+`llvm.sin`), so such a program is a build error here instead.
 """
 import llvmlite.binding as llvm
 

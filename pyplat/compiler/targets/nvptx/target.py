@@ -26,12 +26,18 @@ _known = {}             # arch -> whether LLVM knows it
 
 
 class NvptxTarget:
-    """Code generation for one GPU architecture (`sm_XX`); what driver.build calls for it."""
+    """Code generation for one GPU architecture (`sm_XX`): the interface of targets/host.py's
+    HostTarget, for a device that runs code of its own (devices/cuda launches it)."""
+
+    runs_own_code = True            # its devices launch its result (Program.device_result)
+    supports_checks = False         # PYPLAT_CHECK instruments host code only
 
     def __init__(self, arch):
         self.arch = arch
         self.triple = TRIPLE
-        self.name = "%s:%s" % (TRIPLE, arch)      # in the cache key and in the package
+        self.name = self.label = "%s:%s" % (TRIPLE, arch)
+        self.recorded_name = self.name               # in its packages and objects
+        self.key_suffix = "\n--target=" + self.name   # its cache entries are not the host's
 
     def __repr__(self):
         return "nvptx_target(%r)" % self.arch
@@ -42,15 +48,19 @@ class NvptxTarget:
     def __hash__(self):
         return hash(self.name)
 
-    def module_gen(self, opts):
-        """The lowering's module generator for this target."""
+    def module_gen(self, opts, checks, source_name):
+        """The lowering's module generator for this target (no checks and no line tables:
+        those are the host's)."""
         return NvptxModuleGen(opts, self.arch)
 
-    def program(self, ir_text, opt_level, meta):
-        """The BuildResult of a complete, unoptimised module; meta: the package's metadata."""
-        entries = [kd["symbol"] for kd in meta["kernels"]]
-        text = codegen.ptx(ir_text, self.arch, opt_level, entries)
-        return self.from_package_parts(dict(meta, target=self.name), text.encode())
+    def codegen(self, ir_text, opt_level, regions, kernels, notes):
+        """PTX bytes of a program's complete, unoptimised module (one .entry per kernel)."""
+        entries = [kd["symbol"] for kd in kernels]
+        return codegen.ptx(ir_text, self.arch, opt_level, entries).encode()
+
+    def tagged(self, meta):
+        """meta naming this target, as its packages and objects record it."""
+        return dict(meta, target=self.name)
 
     def from_package_parts(self, meta, payload, package=None):
         """The BuildResult of a package's parts (a cache entry); payload: the PTX bytes."""
