@@ -11,7 +11,8 @@ import ctypes
 import struct
 
 from pyplat.compiler.targets.nvptx.abi import (CURSOR_FORMAT, PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES,
-                                               RECORD_HEADER_BYTES, RECORD_HEADER_FORMAT, VALUE_BYTES, VALUE_FORMATS)
+                                               RECORD_HEADER_BYTES, RECORD_HEADER_FORMAT, VALUE_BYTES,
+                                               VALUE_FORMATS)
 
 _libc = ctypes.CDLL(None)
 _snprintf = _libc.snprintf
