@@ -83,7 +83,7 @@ def main():
     from pyplat.devices.cuda import driver_api as cu
     from pyplat.core.migration import address_in
     import pyplat.core.platform as P
-    core_gpu = [d for d in P.get_platform().devices if d.compiler_target is not None][0]
+    core_gpu = [d for d in P.get_platform().devices if d.compiler_target.runs_own_code][0]
     src_addr = address_in(core_buffer(dc), core_gpu.memory_space)
     dst_addr = address_in(core_buffer(copy), core_gpu.memory_space)
     lib = cu.api()

@@ -1,4 +1,4 @@
-"""The NVPTX target (pyplat/compiler/targets/nvptx.py, lowering/nvptx_*.py), offline: the PTX
+"""The NVPTX target (pyplat/compiler/targets/nvptx/), offline: the PTX
 emitted for test kernels is checked for what the CUDA device class relies on (docs/compiler.md,
 "NVPTX target": entries, parameters, special registers, shared memory, barriers, atomics, no
 host symbols) and assembled with ptxas when NVIDIA's nvidia-cuda-nvcc wheel (or a CUDA toolkit)
@@ -13,7 +13,8 @@ import subprocess
 import pytest
 
 from pyplat.compiler import build, load_package, nvptx_target
-from pyplat.compiler.targets import libdevice, nvptx
+from pyplat.compiler.targets.nvptx import libdevice
+from pyplat.compiler.targets.nvptx import abi
 
 SM90 = nvptx_target("sm_90")
 
@@ -198,18 +199,18 @@ def test_local_pointer_arguments_are_offsets_into_dynamic_shared_memory():
     assert re.search(r"\.extern \.shared \.align 128 \.b8 \w+\[\]", r.ptx)
     body = entry(r.ptx, "reduce")
     assert body.count("bar.sync") >= 2 and "ld.shared" in body
-    assert nvptx.shared_layout([100, 8, 4]) == ([0, 128, 256], 260)
-    assert nvptx.shared_layout([]) == ([], 0)
+    assert abi.shared_layout([100, 8, 4]) == ([0, 128, 256], 260)
+    assert abi.shared_layout([]) == ([], 0)
 
 
 def test_launch_record_and_dimensions():
     import struct
-    rec = nvptx.launch_record(2, (64, 32), (5, 6))
-    assert len(rec) == nvptx.LAUNCH_RECORD_SIZE == 56
+    rec = abi.launch_record(2, (64, 32), (5, 6))
+    assert len(rec) == abi.LAUNCH_RECORD_SIZE == 56
     assert struct.unpack("<7Q", rec) == (2, 64, 32, 1, 5, 6, 0)
-    assert struct.unpack("<7Q", nvptx.launch_record(1, [100])) == (1, 100, 1, 1, 0, 0, 0)
-    assert nvptx.launch_dimensions(2, (64, 32), (16, 8)) == ((4, 4, 1), (16, 8, 1))
-    assert nvptx.launch_dimensions(3, (8, 4, 2), (4, 2, 1)) == ((2, 2, 2), (4, 2, 1))
+    assert struct.unpack("<7Q", abi.launch_record(1, [100])) == (1, 100, 1, 1, 0, 0, 0)
+    assert abi.launch_dimensions(2, (64, 32), (16, 8)) == ((4, 4, 1), (16, 8, 1))
+    assert abi.launch_dimensions(3, (8, 4, 2), (4, 2, 1)) == ((2, 2, 2), (4, 2, 1))
 
 
 def test_by_value_arguments_are_their_bytes():
@@ -412,7 +413,7 @@ def test_truncating_stores_go_through_a_copy_of_the_register():
     """The CUDA 13 driver's PTX JIT stores the low byte of the *integer value* for
     `st.shared.b8 [a], %rd` when an f64 instruction wrote %rd (pyopencl's float64 scan read
     7.0 back as 7.000000000000006 on an H100); a copy of the register first gives its bits
-    (targets/ptx_fixups.py). No store may name a register wider than what it stores."""
+    (targets/nvptx/ptx_fixups.py). No store may name a register wider than what it stores."""
     ptx = ptx_of(PACKED_DOUBLE).ptx
     assert re.search(r"add\.rn\.f64", ptx)
     widths = {"rs": 16, "r": 32, "rd": 64}

@@ -8,9 +8,9 @@ import subprocess
 import pytest
 
 from pyplat import cl
-from pyplat.compiler import compile_object, link, load_package, nvptx_target, unpack_object
+from pyplat.compiler import HOST, compile_object, link, load_package, nvptx_target, unpack_object
 from pyplat.compiler.objects import ANY_TARGET
-from pyplat.compiler.targets import libdevice
+from pyplat.compiler.targets.nvptx import libdevice
 from pyplat.core.program import Program
 from test_compiler_nvptx import _ptxas, assert_device_only, entry
 
@@ -66,8 +66,8 @@ def test_functions_and_variables_defined_in_one_unit_serve_a_kernel_of_another(t
 
 def test_objects_name_their_target():
     gpu, = objects(KERNEL)
-    cpu, = objects(KERNEL, target=None)
-    assert unpack_object(gpu) is None and unpack_object(cpu) is not None      # the host's by default
+    cpu, = objects(KERNEL, target=HOST)
+    assert unpack_object(gpu, HOST) is None and unpack_object(cpu, HOST) is not None
     assert unpack_object(gpu, SM90)[0]["target"] == SM90.name
     assert unpack_object(gpu, nvptx_target("sm_80")) is None
     assert 'target triple = "nvptx64' in unpack_object(gpu, ANY_TARGET)[1]      # that target's module
@@ -77,7 +77,7 @@ def test_a_library_keeps_its_target_and_links_like_its_objects(tmp_path):
     helpers, kernel = objects(HELPERS, KERNEL)
     lib = link([helpers], "-create-library", target=SM90)
     assert lib.ok, lib.log
-    assert unpack_object(lib.data) is None
+    assert unpack_object(lib.data, HOST) is None
     assert unpack_object(lib.data, SM90)[0]["kind"] == "library"
     whole = link([helpers, kernel], use_cache=False, target=SM90)
     through_library = link([lib.data, kernel], use_cache=False, target=SM90)
@@ -93,10 +93,10 @@ def test_a_library_keeps_its_target_and_links_like_its_objects(tmp_path):
 @pytest.mark.parametrize("options", ["", "-create-library"])
 def test_objects_of_different_targets_are_never_linked(options):
     gpu = objects(HELPERS)[0]
-    cpu = objects(KERNEL, target=None)[0]
+    cpu = objects(KERNEL, target=HOST)[0]
     sm80 = objects(KERNEL, target=nvptx_target("sm_80"))[0]
     for inputs, target, wrong in (([gpu, cpu], SM90, [1]), ([gpu, sm80], SM90, [1]),
-                                  ([gpu, cpu], None, [0]), ([gpu], None, [0]), ([cpu], SM90, [0])):
+                                  ([gpu, cpu], HOST, [0]), ([gpu], HOST, [0]), ([cpu], SM90, [0])):
         r = link(inputs, options, use_cache=False, target=target)
         assert not r.ok
         lines = r.log.splitlines()
@@ -122,7 +122,7 @@ def test_errors_of_a_target_link_are_reported_as_on_the_host():
 def test_the_link_cache_is_keyed_by_target(tmp_path, monkeypatch):
     monkeypatch.setenv("PYPLAT_CACHE_DIR", str(tmp_path))
     src = "__kernel void k(__global int *o) { o[get_global_id(0)] = 3; }\n"
-    cpu = link(objects(src, target=None))
+    cpu = link(objects(src, target=HOST))
     gpu = link(objects(src), target=SM90)
     gpu80 = link(objects(src, target=nvptx_target("sm_80")), target=nvptx_target("sm_80"))
     assert gpu.ok and gpu80.ok and cpu.ok
@@ -131,7 +131,7 @@ def test_the_link_cache_is_keyed_by_target(tmp_path, monkeypatch):
     assert again.timings.get("cached") and again.ptx == gpu.ptx and ".target sm_90" in again.ptx
     assert again.kernels["k"].address is None and ".target sm_80" in gpu80.ptx
     assert load_package(gpu.package) is None                    # PTX is never loaded as host code
-    assert link(objects(src, target=None)).kernels["k"].address   # the host's entry: native code
+    assert link(objects(src, target=HOST)).kernels["k"].address   # the host's entry: native code
 
 
 # --------------------------------------------------------------------------------- Program objects
@@ -153,7 +153,7 @@ class StubContext:
         pass
 
 
-CPU = StubDevice("CPU", None)
+CPU = StubDevice("CPU", HOST)
 GPU = StubDevice("GPU sm_90", SM90)
 GPU2 = StubDevice("second GPU sm_90", SM90)
 CTX = StubContext([CPU, GPU, GPU2])

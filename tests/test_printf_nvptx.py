@@ -1,4 +1,4 @@
-"""printf on NVPTX (lowering/nvptx_printf.py, devices/cuda/printf_output.py), offline: the PTX
+"""printf on NVPTX (targets/nvptx/printf.py, devices/cuda/printf_output.py), offline: the PTX
 appends records to the module's printf buffer with an atomic add (no host calls), the build
 result carries the format table, and the host's formatting of records gives the bytes the CPU
 device prints for the same printf calls."""
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pyplat.compiler import build, read_package
-from pyplat.compiler.targets import nvptx
+from pyplat.compiler.targets.nvptx import abi
 from pyplat.devices.cuda import printf_output
 from test_compiler import run
 from test_compiler_nvptx import SM90, _ptxas, assert_device_only, ptx_of
@@ -67,7 +67,7 @@ def gpu_records(gpu):
 
 def test_ptx_appends_records_with_an_atomic_add_and_calls_nothing(gpu):
     ptx = gpu.ptx
-    assert re.search(r"\.visible \.global \.align 8 \.b8 %s\[%d\];" % (nvptx.PRINTF_SYMBOL, nvptx.PRINTF_BUFFER_BYTES),
+    assert re.search(r"\.visible \.global \.align 8 \.b8 %s\[%d\];" % (abi.PRINTF_SYMBOL, abi.PRINTF_BUFFER_BYTES),
                      ptx)
     assert ptx.count("atom.global.add.u64") == len(CALLS)
     assert "snprintf" not in ptx and "write" not in ptx
@@ -146,7 +146,7 @@ def test_full_cut_short_and_malformed_buffers():
 
 def test_printf_returns_minus_one_when_the_record_does_not_fit():
     ptx = ptx_of("__kernel void k(__global int *o) { o[0] = printf(\"%d\\n\", o[1]); }").ptx
-    last = nvptx.PRINTF_BUFFER_BYTES - 8 - 16          # the last offset where a 16-byte record fits
+    last = abi.PRINTF_BUFFER_BYTES - 8 - 16          # the last offset where a 16-byte record fits
     assert re.search(r"setp\.\w+\.u64\s+%%p\d+, %%rd\d+, (%d|%d);" % (last, last + 1), ptx)
     assert re.search(r"selp\.b32\s+%r\d+, (-1, 0|0, -1),", ptx)
 

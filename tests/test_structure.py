@@ -209,3 +209,58 @@ def test_no_file_in_pyplat_over_800_lines():
             if n > MAX_LINES:
                 long.append(f"  {path.relative_to(REPO)}: {n} lines")
     assert not long, f"files in pyplat/ over {MAX_LINES} lines:\n" + "\n".join(long)
+
+
+# Targets are objects (compiler/targets/): NVPTX's code generation is one package, the lowering
+# is target-neutral, and the host is a target like any other, never a None.
+NVPTX = "pyplat.compiler.targets.nvptx"
+CUDA = "pyplat.devices.cuda"
+
+
+def _inside(module, package):
+    return module == package or module.startswith(package + ".")
+
+
+def test_nvptx_code_is_in_one_package():
+    """Outside the package, only its target object is imported (pyplat.compiler.targets.nvptx);
+    devices/cuda also imports the launch and printf ABI (abi.py), and nothing of the lowering."""
+    graph = import_graph()
+    wrong = []
+    for module, targets in sorted(graph.items()):
+        if _inside(module, NVPTX):
+            continue
+        allowed = {NVPTX, NVPTX + ".abi"} if _inside(module, CUDA) else {NVPTX}
+        wrong += [f"  {module} imports {t}" for t in sorted(targets)
+                  if _inside(t, NVPTX) and t not in allowed
+                  or _inside(module, CUDA) and _inside(t, "pyplat.compiler.lowering")]
+    assert not wrong, "NVPTX internals used outside compiler/targets/nvptx/:\n" + "\n".join(wrong)
+    strays = [str(p.relative_to(REPO)) for p in PACKAGE.rglob("*nvptx*")
+              if p.suffix in SOURCE_SUFFIXES and not _inside(_module_name(p), NVPTX)]
+    assert not strays, f"NVPTX modules outside its package: {strays}"
+
+
+def test_the_lowering_knows_no_target():
+    """compiler/lowering/ is target-neutral: a target's own lowering subclasses its module
+    generator (ModuleGen's hooks), never the other way round."""
+    graph = import_graph()
+    wrong = [f"  {m} imports {t}" for m, targets in sorted(graph.items())
+             if _inside(m, "pyplat.compiler.lowering")
+             for t in sorted(targets) if _inside(t, "pyplat.compiler.targets")]
+    assert not wrong, "the lowering imports targets:\n" + "\n".join(wrong)
+
+
+_NONE_TARGET = re.compile(r"\b\w*target\s+is\s+(?:not\s+)?None\b|\b\w*target\s*=\s*None\b")
+
+
+def test_no_target_is_none_in_pyplat():
+    """The host is HOST (compiler/targets/host.py): what depends on the target asks it."""
+    assert _NONE_TARGET.search("if device.compiler_target is not None:")
+    assert _NONE_TARGET.search("def link(objects, target=None):")
+    assert not _NONE_TARGET.search("if target.runs_own_code:")
+    found = []
+    for path in sorted(PACKAGE.rglob("*")):
+        if path.suffix in (".py", ".pyx", ".pxi", ".pxd") and path.is_file():
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if _NONE_TARGET.search(line):
+                    found.append(f"  {path.relative_to(REPO)}:{n}: {line.strip()}")
+    assert not found, "targets tested against None:\n" + "\n".join(found)

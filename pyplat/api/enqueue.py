@@ -490,7 +490,7 @@ def clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, 
         # succeed after its event dependencies are satisfied" (the error it was is deprecated)
         no_work_items = (ctypes.c_size_t * 3)()
         global_work_size = ctypes.addressof(no_work_items)
-    if queue.device.compiler_target is not None:           # a device running code of its own
+    if queue.device.compiler_target.runs_own_code:         # its own code, its own launch
         _launch_checks(queue, k, work_dim, global_work_size)
         global_size, local, offset, empty = _geometry(k, queue.device, work_dim, global_work_offset,
                                                       global_work_size, local_work_size)

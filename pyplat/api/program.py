@@ -76,12 +76,12 @@ def _objects_per_target(devices, parsed, statuses):
     objects = {}
     for i, (d, p) in enumerate(zip(devices, parsed)):
         target = d.compiler_target
-        if p.get("object_target") != (target.name if target is not None else None):
+        if p.get("object_target") != target.recorded_name:
             if statuses is not None:
                 statuses[i] = cl.CL_INVALID_BINARY
             check(False, cl.CL_INVALID_BINARY, f"binary {i} is an object for "
                   f"{p.get('object_target') or 'the host'}, not for {d.name}")
-        if target is not None:
+        if target.runs_own_code:
             check(objects.get(target, p["device_object"]) == p["device_object"], cl.CL_INVALID_BINARY,
                   "binaries of different programs")
             objects[target] = p["device_object"]

@@ -2,8 +2,8 @@
 
 build() compiles a program (clBuildProgram; served from the cache when it can be),
 compile_object() one translation unit into a compiled object (clCompileProgram; linker.py links
-objects). Both never raise for bad user code: the log says what is wrong. native_object() is the
-one place a program's complete LLVM module is optimised and turned into object code.
+objects). Both never raise for bad user code: the log says what is wrong. Both compile for a
+target (targets/: the host, the default, or NVPTX), which lowers, generates and loads the code.
 """
 import os
 import time
@@ -11,7 +11,7 @@ import time
 import clang.cindex as ci
 
 from .. import config, log
-from . import cache, jit
+from . import cache
 from . import library as builtin_library
 from . import loop_nesting
 from . import clangapi as _capi  # noqa: F401  (configures libclang)
@@ -22,11 +22,10 @@ from . import analysis, limits
 from .frontend import Frontend
 from .swizzle import SWIZZLE_TYPE_PREFIX
 from .lowering.barrier_tree import func_has_barrier
-from .lowering.line_tables import LineTables
-from .lowering.module import ModuleGen
 from .metadata import kernel_meta
-from .objects import from_package_parts, pack_object
+from .objects import pack_object
 from .results import BuildResult, ObjectResult, debugging, describe
+from .targets.host import HOST
 from .tree import CompileError, source_position
 
 HEADER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -98,11 +97,11 @@ def _internal_error(e):
     return "%s:%d:%d: error: internal compiler error: %s\n" % (fname, line, col, describe(e))
 
 
-def build(source, options="", *, use_cache=True, target=None):
+def build(source, options="", *, use_cache=True, target=HOST):
     """Compile an OpenCL C program; never raises for bad user code. Served from the on-disk
     cache (cache.py) when an entry for the same source (up to comments and whitespace), options,
     target and environment exists.
-    target: None for the host CPU (native code, JIT), else a code-generation target such as
+    target: the code-generation target: HOST (native code, JIT) or another such as
     targets.nvptx.nvptx_target("sm_90") (its results carry the target's code, e.g. `ptx`)."""
     t0 = time.perf_counter()
     try:
@@ -111,15 +110,15 @@ def build(source, options="", *, use_cache=True, target=None):
         return BuildResult(False, "error: %s\n" % e, invalid_options=True)
     k = origin = None
     # PYPLAT_CHECK: checked kernels are another build (host code only; docs/tools.md)
-    checks = config.value("PYPLAT_CHECK") if target is None else frozenset()
+    checks = config.value("PYPLAT_CHECK") if target.supports_checks else frozenset()
     try:
         # the identity the package carries; another target's programs are other entries
-        origin = cache.key(source, (options or "") + ("" if target is None else "\n--target=" + target.name)
+        origin = cache.key(source, (options or "") + target.key_suffix
                            + ("\n--check=" + ",".join(sorted(checks)) if checks else ""), HEADER)
         k = origin if use_cache else None
         hit = cache.load(k, source) if k else None     # verified: checksum, origin, env, source
         if hit is not None:
-            r = from_package_parts(*hit) if target is None else target.from_package_parts(*hit)
+            r = target.from_package_parts(*hit)
             r.timings = {"cached": True, "total": time.perf_counter() - t0}
             r.cache_key = k
             _log_build(r, target, "from the cache")
@@ -146,15 +145,14 @@ def build(source, options="", *, use_cache=True, target=None):
 def _log_build(r, target, how):
     """PYPLAT_DEBUG=build: one line per build; warn: the log of a build that succeeded with one."""
     if log.on("build"):
-        where = "the host" if target is None else target.name
         ms = 1000 * (r.timings or {}).get("total", 0.0)
         state = f"{len(r.kernels)} kernels" if r.ok else "failed"
-        log.say("build", f"program for {where} {how} in {ms:.1f} ms: {state}")
+        log.say("build", f"program for {target.label} {how} in {ms:.1f} ms: {state}")
     if r.ok and r.log and r.log.strip() and log.on("warn"):
         log.say("warn", "build log:\n" + r.log.rstrip())
 
 
-def _build(source, opts, t0, origin=None, target=None, checks=frozenset()):
+def _build(source, opts, t0, origin=None, target=HOST, checks=frozenset()):
     parsed = _compile_unit(source, opts, t0, target=target, checks=checks)
     if isinstance(parsed, BuildResult):
         return parsed
@@ -162,9 +160,8 @@ def _build(source, opts, t0, origin=None, target=None, checks=frozenset()):
     ir_text = builtin_library.link(ir_text, _compile_unit)    # kernels/builtins/*.cl it calls
     t_gen = time.perf_counter()
     notes = []                 # LLVM's diagnostics (missed unrolling): end of the build log
-    if target is None:
-        code = native_object(ir_text, meta["opt_level"], meta["regions"], notes)
-        t_code = time.perf_counter()
+    code = target.codegen(ir_text, meta["opt_level"], meta["regions"], meta["kernels"], notes)
+    t_code = time.perf_counter()
     log = meta["log"] + "".join(notes)
     pmeta = {"log": log, "kernels": meta["kernels"], "origin": origin,
              "includes": cache.include_hashes(tu_info["includes"] + [HEADER])}
@@ -176,34 +173,17 @@ def _build(source, opts, t0, origin=None, target=None, checks=frozenset()):
         pmeta["lines"] = True
     if checks:                 # a program binary of it is reloaded only under the same checks
         pmeta["checks"] = sorted(checks)
-    if target is None:
-        r = from_package_parts(pmeta, code)       # (also packs it: r.package)
-    else:
-        r = target.program(ir_text, meta["opt_level"], pmeta)
-        t_code = time.perf_counter()
+    r = target.from_package_parts(target.tagged(pmeta), code)       # (also packs it: r.package)
     r.timings = dict(tu_info["timings"], llvm=t_code - t_gen, total=time.perf_counter() - t0)
     r.llvm_ir = ir_text
     return r
 
 
-def native_object(ir_text, opt_level, regions, notes=None):
-    """Object code of a program's LLVM module. The module is complete here (every unit compiled,
-    linked by linker.py when there were several) and not yet optimised: build() and link() both
-    come through this function, and nothing else optimises a program. notes: a list that gets
-    LLVM's diagnostics as build-log lines."""
-    # many parallel regions (barrier-heavy kernels such as scans): unrolling and vectorising the
-    # loops of every region costs far more compile time than it gains (pyopencl's scan: 1.8 s ->
-    # 1.1 s to build, runs as fast); with few regions it matters (a 16x16 local-tile matmul runs
-    # 3.7x faster with its k loop unrolled: the work-item loop then vectorises)
-    few = regions <= 16
-    return jit.compile_object(ir_text, opt_level, unroll=few, vectorize=few, notes=notes)
-
-
-def compile_object(source, options="", headers=None, target=None):
+def compile_object(source, options="", headers=None, target=HOST):
     """clCompileProgram: one translation unit -> ObjectResult (kind "object"). headers:
-    [(include name, text)] visible to #include under those names. target: None for the host,
-    else the code-generation target whose module the object holds (linker.link(..., target=)
-    links it with objects of that target only). Never raises for bad code."""
+    [(include name, text)] visible to #include under those names. target: the code-generation
+    target whose module the object holds (linker.link(..., target=) links it with objects of
+    that target only). Never raises for bad code."""
     t0 = time.perf_counter()
     try:
         opts = _options.parse(options)
@@ -215,9 +195,7 @@ def compile_object(source, options="", headers=None, target=None):
             return ObjectResult(False, parsed.log)
         ir_text, meta, _ = parsed
         meta["kind"] = "object"
-        if target is not None:
-            meta["target"] = target.name
-        return ObjectResult(True, meta["log"], pack_object(meta, ir_text))
+        return ObjectResult(True, meta["log"], pack_object(target.tagged(meta), ir_text))
     except CompileError as e:
         return ObjectResult(False, _error_line(e) + "\n")
     except Exception as e:
@@ -227,12 +205,12 @@ def compile_object(source, options="", headers=None, target=None):
         return ObjectResult(False, _error_line(err) + "\n" if err else _internal_error(e))
 
 
-def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, checks=frozenset()):
+def _compile_unit(source, opts, t0, headers=None, for_link=False, target=HOST, checks=frozenset()):
     """Parse and lower one translation unit: (LLVM IR text, meta, info) or a failed
     BuildResult. for_link: a compiled object; functions of the source with external linkage
     are emitted (callable from other units) and calls of functions only declared here stay
-    external declarations, resolved by link(). target: None for the host, else the target
-    whose module generator lowers the unit. checks: PYPLAT_CHECK's kinds compiled into the
+    external declarations, resolved by link(). target: the target whose module generator
+    lowers the unit. checks: PYPLAT_CHECK's kinds compiled into the
     kernels (lowering/checks.py)."""
     args = ["-x", "cl", "-cl-no-stdinc", "-Xclang", "-fdeclare-opencl-builtins",
             "-include", HEADER] + opts.clang_args()
@@ -303,14 +281,7 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, c
             off = (off + a - 1) // a * a
             v.index = off
             off += v.type.size
-    if target is None:
-        triple, layout = jit.target_info()
-        mg = ModuleGen(opts, triple, layout)
-        mg.checks = checks
-        if "-g" in opts.flags:
-            mg.line_tables = LineTables(mg.module, SOURCE_NAME)
-    else:
-        mg = target.module_gen(opts)
+    mg = target.module_gen(opts, checks, SOURCE_NAME)
     if detailed:
         mg.fp_contract = FPC.FPContract.from_tu(tu, texts, (HEADER,))
     for f, c in exported:

@@ -1,8 +1,7 @@
 """clLinkProgram: compiled objects and libraries (objects.py) linked into an executable program
 or a library. The units' LLVM modules are linked with LLVM's linker after checking kernels and
-function signatures across them; an executable then goes the way of every build
-(driver.native_object for the host, the target's `program` for another target such as NVPTX)
-and is cached like one. All inputs of a link are of its target."""
+function signatures across them; an executable then goes the way of every build (its target's
+`codegen`, targets/) and is cached like one. All inputs of a link are of its target."""
 import hashlib
 import re
 import shlex
@@ -13,8 +12,9 @@ import llvmlite.binding as llvm
 from . import cache, driver, jit
 from . import library as builtin_library
 from . import options as _options
-from .objects import ANY_TARGET, from_package_parts, pack_object, target_name, unpack_object
+from .objects import ANY_TARGET, pack_object, unpack_object
 from .results import BuildResult, ObjectResult, debugging, describe
+from .targets.host import HOST
 from .tree import CompileError
 
 LINK_FLAGS = {"-create-library", "-enable-link-options", "-cl-denorms-are-zero", "-cl-no-signed-zeros",
@@ -41,13 +41,13 @@ def _symbol_name(llvm_name):
     return llvm_name.split(".", 1)[1] if llvm_name.startswith(("f.", "k.")) else llvm_name
 
 
-def link(objects, options="", use_cache=True, target=None):
+def link(objects, options="", use_cache=True, target=HOST):
     """clLinkProgram: compiled objects / libraries (bytes from compile_object / link) -> a
     BuildResult (executable) or, with -create-library, an ObjectResult of kind "library".
     The units' LLVM modules are linked (functions defined in one unit and declared in another
-    resolve), then optimised and compiled as a whole. target: None for the host, else the
-    code-generation target (targets.nvptx) every input was compiled for; its executables carry
-    the target's code (`ptx`), its libraries name it. Never raises for bad input."""
+    resolve), then optimised and compiled as a whole. target: the code-generation target
+    (HOST, targets.nvptx) every input was compiled for; its executables carry the target's code
+    (NVPTX's `ptx`), its libraries name it. Never raises for bad input."""
     t0 = time.perf_counter()
     try:
         flags = parse_link_options(options)
@@ -71,12 +71,12 @@ def link(objects, options="", use_cache=True, target=None):
         for data in objects:
             h.update(hashlib.sha256(data).digest())
         try:        # the identity the package carries; the cache key too (per target, as build's)
-            origin = cache.key(h.hexdigest(), "link:" + " ".join(sorted(flags))
-                               + ("" if target is None else "\n--target=" + target.name), driver.HEADER)
+            origin = cache.key(h.hexdigest(), "link:" + " ".join(sorted(flags)) + target.key_suffix,
+                               driver.HEADER)
             k = origin if use_cache else None
             hit = cache.load(k) if k else None
             if hit is not None:
-                r = from_package_parts(*hit) if target is None else target.from_package_parts(*hit)
+                r = target.from_package_parts(*hit)
                 r.timings = {"cached": True, "total": time.perf_counter() - t0}
                 r.cache_key = k
                 return r
@@ -98,18 +98,19 @@ def link(objects, options="", use_cache=True, target=None):
         return cls(False, "error: internal linker error: %s\n" % describe(e))
 
 
-def _describe_target(name):
-    return "the host" if name is None else name
-
-
 def _other_targets(parts, target):
     """The error lines for inputs compiled for another target than the link's ("" when none):
     one module holds one target's code, so objects of different targets never link."""
-    want = target_name(target)
+    want = target.recorded_name
     lines = ["error: %s was compiled for %s, but this link is for %s (objects of different targets "
-             "cannot be linked)" % (_unit(i, meta), _describe_target(meta.get("target")), _describe_target(want))
+             "cannot be linked)" % (_unit(i, meta), _recorded_label(meta.get("target")), target.label)
              for i, (meta, _) in enumerate(parts) if meta.get("target") != want]
     return "".join(line + "\n" for line in lines)
+
+
+def _recorded_label(recorded_name):
+    """How a link error names the target an input records (the host's records none)."""
+    return HOST.label if recorded_name == HOST.recorded_name else recorded_name
 
 
 def _unit(i, meta):
@@ -171,14 +172,14 @@ def _rename_calls(parts):
     out = []
     for meta, ir_text in parts:
         for name, sym in meta.get("symbols", {}).items():
-            target = defined.get(name)
-            if name in meta.get("imports", {}) and target is not None and target != sym:
-                ir_text = re.sub(r'@"?%s"?(?=[^\w.$"]|$)' % re.escape(sym), "@" + target, ir_text)
+            definition = defined.get(name)
+            if name in meta.get("imports", {}) and definition is not None and definition != sym:
+                ir_text = re.sub(r'@"?%s"?(?=[^\w.$"]|$)' % re.escape(sym), "@" + definition, ir_text)
         out.append((meta, ir_text))
     return out
 
 
-def _link(parts, library, t0, origin=None, target=None):
+def _link(parts, library, t0, origin=None, target=HOST):
     fail = (lambda msg: ObjectResult(False, msg, kind="library")) if library else \
         (lambda msg: BuildResult(False, msg))
     log = "".join(m.get("log", "") for m, _ in parts)
@@ -228,9 +229,7 @@ def _link(parts, library, t0, origin=None, target=None):
                     "opt_level": min(m.get("opt_level", 3) for m, _ in parts)}
             if any(m.get("lines") for m, _ in parts):
                 meta["lines"] = True
-            if target is not None:
-                meta["target"] = target.name
-            return ObjectResult(True, log, pack_object(meta, str(mod)), kind="library")
+            return ObjectResult(True, log, pack_object(target.tagged(meta), str(mod)), kind="library")
         if undefined or undefined_vars:
             lines = ["error: undefined variable '%s' (declared extern, but defined in none of the linked "
                      "programs)" % name for name in undefined_vars]
@@ -256,13 +255,10 @@ def _link(parts, library, t0, origin=None, target=None):
     pmeta = {"log": log, "kernels": kernels, "includes": [], "origin": origin}
     if any(m.get("lines") for m, _ in parts):
         pmeta["lines"] = True       # (-g units: the object has a line table; checks: sites)
-    if target is None:
-        notes = []             # LLVM's diagnostics: end of the link log, as in driver._build
-        obj = driver.native_object(ir_text, opt_level, regions, notes)
-        pmeta["log"] = log + "".join(notes)
-        r = from_package_parts(pmeta, obj)       # (also packs it: r.package)
-    else:
-        r = target.program(ir_text, opt_level, pmeta)     # as driver._build does
+    notes = []                 # LLVM's diagnostics: end of the link log, as in driver._build
+    code = target.codegen(ir_text, opt_level, regions, kernels, notes)
+    pmeta["log"] = log + "".join(notes)
+    r = target.from_package_parts(target.tagged(pmeta), code)       # (also packs it: r.package)
     r.timings = {"link": t_link - t0, "llvm": time.perf_counter() - t_link, "total": time.perf_counter() - t0}
     r.llvm_ir = ir_text
     return r

@@ -123,17 +123,13 @@ def pack_object(meta, ir_text):
     return _pack(OBJECT_MAGIC, meta, ir_text.encode())
 
 
-ANY_TARGET = "any"        # unpack_object(data, target=ANY_TARGET): an object of whichever target
+ANY_TARGET = "any"        # unpack_object(data, ANY_TARGET): an object of whichever target
 
 
-def target_name(target):
-    """How objects and packages name a code-generation target: None for the host."""
-    return None if target is None else target.name
-
-
-def unpack_object(data, target=None):
+def unpack_object(data, target):
     """(meta, IR text) of a compiled object or library made by this compiler on this machine for
-    `target` (None: the host; ANY_TARGET: any; meta["target"] names it), else None."""
+    `target` (a target object, targets/; ANY_TARGET: any; meta["target"] holds the target's
+    recorded_name), else None."""
     parts = _unpack(OBJECT_MAGIC, data)
     if parts is None:
         return None
@@ -145,6 +141,6 @@ def unpack_object(data, target=None):
     if meta.get("env") != environment() or meta.get("kind") not in ("object", "library") \
             or not isinstance(meta.get("kernels"), list):
         return None
-    if target is not ANY_TARGET and meta.get("target") != target_name(target):
+    if target is not ANY_TARGET and meta.get("target") != target.recorded_name:
         return None
     return meta, ir_text

@@ -1,6 +1,7 @@
 """Devices: the OpenCL device objects. What a device is and offers comes from its device class
 (pyplat/devices: its info, its runtime driver, its memory space, its compiler target); what is
 the same for every device PyPlat has so far is set here."""
+import functools
 import time
 
 from pyplat import cl
@@ -59,10 +60,15 @@ class Device(RefCounted):
         self.version = f"OpenCL 3.0 PyPlat {platform.driver_version}"
         self.numeric_version = (3, 0, 0)
         self.device_class, self.class_index = device_class, class_index
-        self.compiler_target = device_class.compiler_target     # (describe() may name its own)
         self.__dict__.update(device_class.describe(class_index))
         self.memory_space = device_class.memory_space(class_index)
         self._driver = None
+
+    @functools.cached_property
+    def compiler_target(self):
+        """What pyplat.compiler builds this device's programs for (compiler/targets/: the host's
+        for a CPU). Asked when a program is built, not at start-up: it imports the compiler."""
+        return self.device_class.compiler_target(self.class_index)
 
     @property
     def started_driver(self):

@@ -107,9 +107,8 @@ class Program(RefCounted):
 
     def device_result(self, device):
         """The build result whose code `device` runs (its target's, or the host's)."""
-        if device.compiler_target is None:
-            return self.result
-        return self.device_results.get(device.compiler_target)
+        target = device.compiler_target
+        return self.device_results.get(target) if target.runs_own_code else self.result
 
     def _finish(self, devices, options, result):
         for d in devices:
@@ -161,7 +160,7 @@ class Program(RefCounted):
         done, failed = {}, None
         for d in devices:
             target = d.compiler_target
-            if target is None:
+            if not target.runs_own_code:
                 continue
             r = done.get(target)
             if r is None:
@@ -228,10 +227,9 @@ class Program(RefCounted):
         if self.binary_type == cl.CL_PROGRAM_BINARY_TYPE_NONE:
             return b""
         if self.binary_type in (cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, cl.CL_PROGRAM_BINARY_TYPE_LIBRARY):
-            target = getattr(device, "compiler_target", None)
-            if target is None:
+            if device is None or not device.compiler_target.runs_own_code:
                 return self.ir_object or b""
-            device_object = self.device_objects.get(target)
+            device_object = self.device_objects.get(device.compiler_target)
             if not device_object or not self.ir_object:
                 return b""
             # the host's object comes along: a link needs it for the kernels' metadata
@@ -260,11 +258,11 @@ class Program(RefCounted):
         here; clBuildProgram then compiles the source (or fails, for a linked program)."""
         out = {"source": "", "options": "", "package": None, "ir_object": None, "linked": False,
                "binary_type": cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE}
-        from pyplat.compiler import OBJECT_MAGIC, read_package, unpack_object, unseal
+        from pyplat.compiler import HOST, OBJECT_MAGIC, read_package, unpack_object, unseal
         if data.startswith(BUNDLE_MAGIC):
             return Program._parse_bundle(data, out)
         if data.startswith(OBJECT_MAGIC):
-            parts = unpack_object(data)
+            parts = unpack_object(data, HOST)
             if parts is None:
                 return None
             out["ir_object"] = bytes(data)
@@ -299,7 +297,7 @@ class Program(RefCounted):
     def _parse_bundle(data, out):
         """A device's binary of a compiled object or library: the host's object, then its
         target's (out["device_object"], out["object_target"]: the target's name)."""
-        from pyplat.compiler import unpack_object, unseal
+        from pyplat.compiler import HOST, unpack_object, unseal
         from pyplat.compiler.objects import ANY_TARGET
         body = unseal(data)
         if body is None:
@@ -313,8 +311,8 @@ class Program(RefCounted):
         except (ValueError, KeyError, TypeError):
             return None
         host, device = rest[:n], rest[n:]
-        host_parts, device_parts = unpack_object(host), unpack_object(device, target=ANY_TARGET)
-        if host_parts is None or device_parts is None or device_parts[0].get("target") is None \
+        host_parts, device_parts = unpack_object(host, HOST), unpack_object(device, ANY_TARGET)
+        if host_parts is None or device_parts is None or device_parts[0].get("target") == HOST.recorded_name \
                 or host_parts[0]["kind"] != device_parts[0]["kind"]:
             return None
         out.update(ir_object=host, device_object=device, object_target=device_parts[0]["target"],

@@ -13,7 +13,6 @@ class CPU:
     """The `cpu` device class: one device each time it is listed in PYPLAT_DEVICES."""
 
     name = "cpu"
-    compiler_target = None          # the host (pyplat.compiler's default)
 
     def count(self):
         """Devices of this class the machine has (listed once: one)."""
@@ -25,6 +24,12 @@ class CPU:
 
     def memory_space(self, index):
         return HOST
+
+    def compiler_target(self, index):
+        """Native code for this machine: the compiler's host target (imported when first asked:
+        the compiler is not loaded to make the platform)."""
+        from pyplat.compiler.targets.host import HOST as HOST_TARGET
+        return HOST_TARGET
 
     def describe(self, index):
         """The device's info (clGetDeviceInfo) and the limits the other layers check: plain

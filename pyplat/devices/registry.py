@@ -3,12 +3,13 @@
 A device class is an object with: `name`; `count()`, how many devices of it the machine has (0:
 none, and no error); `describe(index)`, its devices' info as plain attributes; `driver()`, the
 runtime driver its queues use; `memory_space(index)`, where its buffers live
-(devices/spaces.py); `compiler_target`, what pyplat.compiler builds its programs for (None: the
-host; `describe` may name one per device). A class whose devices run code of their own (a
-target) also has `launch_action(index, build result, kernel info, argument values, work_dim,
-global size, local size, offset)`: a callable that runs one launch and waits for it (returning
-its run time on the device in ns, if it knows it: the command's profiled span). Optional:
-`unavailable(index)`, why a device cannot be used any more (None while it can)."""
+(devices/spaces.py); `compiler_target(index)`, the target object pyplat.compiler builds its
+programs for (compiler/targets/: the host's, or one of the GPU's architecture). A class whose
+target runs code of its own (`runs_own_code`) also has `launch_action(index, build result,
+kernel info, argument values, work_dim, global size, local size, offset)`: a callable that runs
+one launch and waits for it (returning its run time on the device in ns, if it knows it: the
+command's profiled span). Optional: `unavailable(index)`, why a device cannot be used any more
+(None while it can)."""
 import importlib
 
 DEVICE_CLASSES = {

@@ -3,7 +3,7 @@
 %s arguments folded into the text) and a list of C vararg values; the module generator emits the
 call (`mg.emit_printf`): on the host `emit_host_printf` below, snprintf and one write() to file
 descriptor 1 per call (no Python-level buffering involved); on NVPTX a record in a device buffer
-that the host formats after the launch (lowering/nvptx_printf.py)."""
+that the host formats after the launch (targets/nvptx/printf.py)."""
 import re
 
 from llvmlite import ir

@@ -50,8 +50,8 @@ class ModuleGen:
         self.var_symbols = {}          # name -> (size, declared only) of those (export_vars)
         self.fp_contract = None        # pragmas.FPContract where the program has FP_CONTRACT pragmas
         self.printf_formats = {}       # format id -> (C format, value kinds): NVPTX's printf records
-        self.checks = frozenset()      # PYPLAT_CHECK's kinds compiled in (host builds: driver.py)
-        self.line_tables = None        # -g on the host: line_tables.LineTables (driver.py)
+        self.checks = frozenset()      # PYPLAT_CHECK's kinds compiled in (host builds: targets/host.py)
+        self.line_tables = None        # -g on the host: line_tables.LineTables (targets/host.py)
         self._check_table = None
 
     def check_table(self):

@@ -51,10 +51,9 @@ class PrimaryContext:
 
 class CUDA:
     name = "cuda"
-    compiler_target = None          # per device: describe() names its architecture
 
     def __init__(self):
-        self._contexts, self._spaces = {}, {}
+        self._contexts, self._spaces, self._targets = {}, {}, {}
 
     def count(self):
         lib = cu.api()
@@ -81,6 +80,19 @@ class CUDA:
         return launch.launch_action(self.context(index), result, kernel_info, args, work_dim,
                                     global_size, local_size, offset)
 
+    def compiler_target(self, index):
+        """The NVPTX target of the GPU's architecture (made once: describe() makes it first, so
+        an architecture LLVM does not know is found when the platform is made)."""
+        if index not in self._targets:
+            from pyplat.compiler.targets.nvptx import nvptx_target
+            self._targets[index] = nvptx_target(self.arch(index))
+        return self._targets[index]
+
+    def arch(self, index):
+        """The GPU's architecture, `sm_XX` from its compute capability."""
+        major, minor = (self.attribute(index, "compute_capability_" + part) for part in ("major", "minor"))
+        return f"sm_{major}{minor}"
+
     def unavailable(self, index):
         context = self._contexts.get(index)
         return None if context is None else context.broken
@@ -92,8 +104,7 @@ class CUDA:
         return value.value
 
     def describe(self, index):
-        from pyplat.compiler import nvptx_target
-        from pyplat.compiler.lowering.nvptx_printf import PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES
+        from pyplat.compiler.targets.nvptx.abi import PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES
         lib = cu.api()
         ctx = self.context(index)
         raw = ctypes.create_string_buffer(256)
@@ -101,12 +112,11 @@ class CUDA:
         total = ctypes.c_size_t()
         cu.check(lib.cuDeviceTotalMem_v2(ctypes.byref(total), ctx.device), "cuDeviceTotalMem")
         a = lambda name: self.attribute(index, name)     # noqa: E731
-        arch = f"sm_{a('compute_capability_major')}{a('compute_capability_minor')}"
+        target = self.compiler_target(index)
         max_alloc = max(total.value // 4, 128 << 20)
         return dict(
             device_type=cl.CL_DEVICE_TYPE_GPU, vendor_id=0x10DE, vendor="NVIDIA Corporation",
-            name=f"PyPlat CUDA ({raw.value.decode()})", cuda_arch=arch,
-            compiler_target=nvptx_target(arch),
+            name=f"PyPlat CUDA ({raw.value.decode()})", cuda_arch=target.arch,
             max_clock_frequency=a("clock_rate_khz") // 1000,
             compute_units=a("multiprocessor_count"),
             max_work_group_size=a("max_threads_per_block"),
@@ -122,5 +132,5 @@ class CUDA:
             local_mem_size=48 * KiB, local_mem_type=cl.CL_LOCAL,
             max_constant_buffer_size=a("total_constant_memory"),
             execution_capabilities=cl.CL_EXEC_KERNEL,
-            # each module's printf buffer (compiler/lowering/nvptx_printf.py), less its cursor
+            # each module's printf buffer (compiler/targets/nvptx/abi.py), less its cursor
             printf_buffer_size=PRINTF_BUFFER_BYTES - PRINTF_HEADER_BYTES)

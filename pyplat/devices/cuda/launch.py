@@ -29,7 +29,7 @@ class LoadedModule:
         self.functions = {}
         self.printf_address, self.printf_size = 0, 0
         if getattr(result, "printf_formats", None):
-            from pyplat.devices.cuda.printf_output import PRINTF_SYMBOL
+            from pyplat.compiler.targets.nvptx.abi import PRINTF_SYMBOL
             address, size = ctypes.c_uint64(), ctypes.c_size_t()
             cu.check(lib.cuModuleGetGlobal_v2(ctypes.byref(address), ctypes.byref(size), self.handle,
                                               PRINTF_SYMBOL.encode()), "cuModuleGetGlobal")
@@ -71,11 +71,11 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
     ("mem", a callable giving the device address, or None) | ("local", size) | ("value", bytes);
     sizes padded to 3. Nothing touches the GPU before the call (the enqueue only validates: a
     forked child, where CUDA cannot work, gets a failed command, not a failed enqueue)."""
-    from pyplat.compiler.targets import nvptx      # (only where a GPU launches: not at start-up)
+    from pyplat.compiler.targets.nvptx import abi    # (only where a GPU launches: not at start-up)
     local_sizes = [value for kind, value in args if kind == "local"]
-    offsets, dynamic = nvptx.shared_layout(local_sizes)
-    grid, block = nvptx.launch_dimensions(work_dim, global_size, local_size)
-    record = nvptx.launch_record(work_dim, global_size, offset)
+    offsets, dynamic = abi.shared_layout(local_sizes)
+    grid, block = abi.launch_dimensions(work_dim, global_size, local_size)
+    record = abi.launch_record(work_dim, global_size, offset)
 
     def launch():
         lib = cu.api()
@@ -106,7 +106,8 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
             return lane.run(work, "kernel " + kernel_info.name)
         with module.printing:           # the cursor zeroed first, the records read after
             def printing_work(stream):
-                cu.check(lib.cuMemsetD8Async(module.printf_address, 0, 8, stream), "cuMemsetD8Async")
+                cu.check(lib.cuMemsetD8Async(module.printf_address, 0, abi.PRINTF_HEADER_BYTES, stream),
+                         "cuMemsetD8Async")
                 work(stream)
             elapsed = lane.run(printing_work, "kernel " + kernel_info.name)
             out = module.printed()

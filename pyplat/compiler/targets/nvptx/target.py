@@ -7,28 +7,18 @@
     r.printf_formats                         # {format id: (C format, kinds)} of its printf records
     r.kernels["k"].symbol                    # that entry's name; .address is None
 
-Front end, typing and lowering are the CPU's; the module generator (lowering/nvptx_module.py)
-and the kernel entry (lowering/nvptx_entry.py, the launch ABI) are NVPTX's own, as is the back
-end (nvptx_codegen.py). Results are cached like the CPU's, under a key that names the target.
+Front end, typing and target-neutral lowering are the CPU's; the module generator (module.py),
+the kernel entry (entry.py), printf's records (printf.py) and the back end (codegen.py) are
+NVPTX's own; what the code and the CUDA device class agree on (the launch and printf ABI) is
+abi.py. Results are cached like the CPU's, under a key that names the target.
 """
 import re
 
-from ..lowering import nvptx_entry, nvptx_printf
-from ..lowering.nvptx_module import NvptxModuleGen
-from ..metadata import kernel_infos
-from ..objects import pack_package
-from ..results import BuildResult
-from . import nvptx_codegen
-
-TRIPLE = nvptx_entry.TRIPLE
-LAUNCH_FIELDS = nvptx_entry.LAUNCH_FIELDS
-LAUNCH_RECORD_SIZE = nvptx_entry.LAUNCH_RECORD_SIZE
-LOCAL_ARG_ALIGN = nvptx_entry.LOCAL_ARG_ALIGN
-shared_layout = nvptx_entry.shared_layout
-launch_record = nvptx_entry.launch_record
-launch_dimensions = nvptx_entry.launch_dimensions
-PRINTF_SYMBOL = nvptx_printf.PRINTF_SYMBOL
-PRINTF_BUFFER_BYTES = nvptx_printf.PRINTF_BUFFER_BYTES
+from ...metadata import kernel_infos
+from ...objects import pack_package
+from ...results import BuildResult
+from . import codegen
+from .module import TRIPLE, NvptxModuleGen
 
 _ARCH = re.compile(r"sm_([1-9][0-9]{1,2})[af]?$")
 OLDEST_ARCH = 70        # Volta: the memory model the lowering's fences and atomics are written for
@@ -36,12 +26,18 @@ _known = {}             # arch -> whether LLVM knows it
 
 
 class NvptxTarget:
-    """Code generation for one GPU architecture (`sm_XX`); what driver.build calls for it."""
+    """Code generation for one GPU architecture (`sm_XX`): the interface of targets/host.py's
+    HostTarget, for a device that runs code of its own (devices/cuda launches it)."""
+
+    runs_own_code = True            # its devices launch its result (Program.device_result)
+    supports_checks = False         # PYPLAT_CHECK instruments host code only
 
     def __init__(self, arch):
         self.arch = arch
         self.triple = TRIPLE
-        self.name = "%s:%s" % (TRIPLE, arch)      # in the cache key and in the package
+        self.name = self.label = "%s:%s" % (TRIPLE, arch)
+        self.recorded_name = self.name               # in its packages and objects
+        self.key_suffix = "\n--target=" + self.name   # its cache entries are not the host's
 
     def __repr__(self):
         return "nvptx_target(%r)" % self.arch
@@ -52,15 +48,19 @@ class NvptxTarget:
     def __hash__(self):
         return hash(self.name)
 
-    def module_gen(self, opts):
-        """The lowering's module generator for this target."""
+    def module_gen(self, opts, checks, source_name):
+        """The lowering's module generator for this target (no checks and no line tables:
+        those are the host's)."""
         return NvptxModuleGen(opts, self.arch)
 
-    def program(self, ir_text, opt_level, meta):
-        """The BuildResult of a complete, unoptimised module; meta: the package's metadata."""
-        entries = [kd["symbol"] for kd in meta["kernels"]]
-        text = nvptx_codegen.ptx(ir_text, self.arch, opt_level, entries)
-        return self.from_package_parts(dict(meta, target=self.name), text.encode())
+    def codegen(self, ir_text, opt_level, regions, kernels, notes):
+        """PTX bytes of a program's complete, unoptimised module (one .entry per kernel)."""
+        entries = [kd["symbol"] for kd in kernels]
+        return codegen.ptx(ir_text, self.arch, opt_level, entries).encode()
+
+    def tagged(self, meta):
+        """meta naming this target, as its packages and objects record it."""
+        return dict(meta, target=self.name)
 
     def from_package_parts(self, meta, payload, package=None):
         """The BuildResult of a package's parts (a cache entry); payload: the PTX bytes."""
@@ -82,7 +82,7 @@ def nvptx_target(arch="sm_90"):
         raise ValueError("not a supported GPU architecture: %r (expected sm_XX with XX >= %d, e.g. "
                          "sm_90)" % (arch, OLDEST_ARCH))
     if arch not in _known:
-        _known[arch] = nvptx_codegen.ptx_version(arch) >= (6, 0)    # sm_70 needs PTX 6.0
+        _known[arch] = codegen.ptx_version(arch) >= (6, 0)    # sm_70 needs PTX 6.0
     if not _known[arch]:
-        raise ValueError("LLVM %s does not know GPU architecture %r" % (nvptx_codegen.llvm_version(), arch))
+        raise ValueError("LLVM %s does not know GPU architecture %r" % (codegen.llvm_version(), arch))
     return NvptxTarget(arch)

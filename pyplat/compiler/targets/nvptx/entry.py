@@ -2,35 +2,27 @@
 
 Each kernel `k` becomes a PTX `.entry` named `k` (listed in `!nvvm.annotations`) whose parameters
 are the kernel's arguments in order, then the launch record. The entry fills the work-item state
-`wi` that every lowered function reads (the same slots as on the CPU, abi.py) from the PTX special
-registers and the launch record, and calls the kernel's always-inline body; after inlining, SROA
-turns every slot read into the register or parameter it came from.
+`wi` that every lowered function reads (the same slots as on the CPU, compiler/abi.py) from the
+PTX special registers and the launch record, and calls the kernel's always-inline body; after
+inlining, SROA turns every slot read into the register or parameter it came from.
 
-Parameter forms (the launch ABI the CUDA device class is written against):
+Parameter forms (the launch ABI the CUDA device class is written against, abi.py):
 
 * `__global` / `__constant` pointer: `.u64`, the device address;
 * `__local` pointer: `.u64`, the byte offset of that argument's block in the launch's dynamic
-  shared memory (`shared_layout` computes offsets and the dynamic shared size);
+  shared memory (abi.py's `shared_layout` computes offsets and the dynamic shared size);
 * by-value argument (scalar, vector, struct): `byval`, `.param .align A .b8 name[size]` holding
   the argument's bytes as clSetKernelArg gave them (size = ArgInfo.size);
 * last: the launch record, `.param .align 8 .b8 [56]`: seven little-endian uint64, `work_dim,
   global_size[3], global_offset[3]`.
 """
-import struct
-
 from llvmlite import ir
 
-from .. import abi
-from .irbuild import Builder, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE
-from .workgroup import required_size
+from ... import abi
+from ...lowering.irbuild import Builder, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE
+from ...lowering.workgroup import required_size
+from .abi import LAUNCH_FIELDS
 
-TRIPLE = "nvptx64-nvidia-cuda"
-DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
-
-LAUNCH_FIELDS = ("work_dim", "global_size_x", "global_size_y", "global_size_z",
-                 "global_offset_x", "global_offset_y", "global_offset_z")
-LAUNCH_RECORD_SIZE = 8 * len(LAUNCH_FIELDS)
-LOCAL_ARG_ALIGN = 128           # the largest alignment of an OpenCL C type (long16, double16)
 SHARED = 3                      # the shared-memory address space
 DYNAMIC_SHARED = "__pyplat_local_args"
 
@@ -44,33 +36,6 @@ class ByvalPointer(ir.PointerType):
     def __init__(self, pointee):
         super().__init__()
         self.pointee = pointee
-
-
-def shared_layout(local_arg_sizes):
-    """(offsets, dynamic shared bytes) of the `__local` pointer arguments, in argument order,
-    each block starting at a multiple of LOCAL_ARG_ALIGN."""
-    offsets, end = [], 0
-    for size in local_arg_sizes:
-        end = (end + LOCAL_ARG_ALIGN - 1) // LOCAL_ARG_ALIGN * LOCAL_ARG_ALIGN
-        offsets.append(end)
-        end += int(size)
-    return offsets, end
-
-
-def launch_record(work_dim, global_size, global_offset=None):
-    """The launch record's 56 bytes for an NDRange of work_dim dimensions (sizes and offsets
-    given for those dimensions; the others are 1 and 0)."""
-    sizes = list(global_size)[:work_dim] + [1] * (3 - work_dim)
-    offsets = list(global_offset or [])[:work_dim]
-    offsets += [0] * (3 - len(offsets))
-    return struct.pack("<7Q", work_dim, *sizes, *offsets)
-
-
-def launch_dimensions(work_dim, global_size, local_size):
-    """(gridDim, blockDim) as 3-tuples for cuLaunchKernel: one block per work-group."""
-    block = list(local_size)[:work_dim] + [1] * (3 - work_dim)
-    grid = [g // l for g, l in zip(list(global_size)[:work_dim], block)] + [1] * (3 - work_dim)
-    return tuple(grid), tuple(block)
 
 
 def param_types(k):

@@ -1,20 +1,25 @@
 """NvptxModuleGen: the module generator for the NVPTX target (one CUDA thread per work-item).
 
-What differs from the CPU's ModuleGen (module.py): no work-group loop and no loop fission (every
-kernel gets a PTX entry, nvptx_entry.py, and `barrier()` is the native `bar.sync`); kernel-scope
-`__local` variables live in shared memory; memory fences are real fences; printf appends records
-to a device buffer (nvptx_printf.py); and the math functions
-the CPU takes from libm or from LLVM intrinsics that NVPTX cannot select (sin, exp, pow...)
-become calls of libdevice's `__nv_*` functions (linked later, targets/nvptx_codegen.py). What the
-device cannot do is a CompileError naming it, never an LLVM error (which would end the process).
+What differs from the CPU's ModuleGen (lowering/module.py, whose class attributes and methods
+this overrides): no work-group loop and no loop fission (every kernel gets a PTX entry, entry.py,
+and `barrier()` is the native `bar.sync`); kernel-scope `__local` variables live in shared
+memory; memory fences are real fences; printf appends records to a device buffer (printf.py);
+and the math functions the CPU takes from libm or from LLVM intrinsics that NVPTX cannot select
+(sin, exp, pow...) become calls of libdevice's `__nv_*` functions (linked later, codegen.py).
+What the device cannot do is a CompileError naming it, never an LLVM error (which would end the
+process).
 """
 from llvmlite import ir
 
-from ..tree import CompileError
-from . import nvptx_entry, nvptx_printf
-from .function import FuncGen
-from .irbuild import I32, PTR
-from .module import ModuleGen
+from ...lowering.function import FuncGen
+from ...lowering.irbuild import I32, PTR
+from ...lowering.module import ModuleGen
+from ...tree import CompileError
+from . import entry, printf
+from .abi import LOCAL_ARG_ALIGN
+
+TRIPLE = "nvptx64-nvidia-cuda"
+DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 
 # LLVM intrinsics our lowering emits that the NVPTX back end cannot select (or only as
 # approximations): each becomes libdevice's function of the same name.
@@ -68,7 +73,7 @@ class NvptxModuleGen(ModuleGen):
     SWITCH_TABLES = False              # switches stay switches (switch_tree still splits large ones)
 
     def __init__(self, opts, arch):
-        super().__init__(opts, nvptx_entry.TRIPLE, nvptx_entry.DATA_LAYOUT)
+        super().__init__(opts, TRIPLE, DATA_LAYOUT)
         self.arch = arch
         self.current = []     # the function being lowered, then its expressions (errors' location)
 
@@ -149,11 +154,11 @@ class NvptxModuleGen(ModuleGen):
     def float_remainder(self, g, a, c, t):
         """fmod through libdevice: NVPTX's frem is x - trunc(x / y) * y, wrong for infinities and
         for large quotients (fmod(DBL_MAX, 2.5) gave -5e291)."""
-        from ..builtins.helpers import libm
+        from ...builtins.helpers import libm
         return libm(g, "fmod", t, [a, c])
 
     def emit_printf(self, g, c_format, values):
-        return nvptx_printf.emit_record(self, g, c_format, values)
+        return printf.emit_record(self, g, c_format, values)
 
     def memory_fence(self, b):
         """mem_fence() and friends: order this work-item's accesses as seen by its work-group."""
@@ -166,10 +171,10 @@ class NvptxModuleGen(ModuleGen):
         g = self.module.globals.get(name)
         if g is None:
             ty = ir.ArrayType(ir.IntType(8), size or 0)
-            g = ir.GlobalVariable(self.module, ty, name=name, addrspace=nvptx_entry.SHARED)
+            g = ir.GlobalVariable(self.module, ty, name=name, addrspace=entry.SHARED)
             if size is None:
                 g.linkage = "external"
-                g.align = nvptx_entry.LOCAL_ARG_ALIGN
+                g.align = LOCAL_ARG_ALIGN
             else:
                 g.linkage = "internal"
                 g.initializer = ir.Constant(ty, ir.Undefined)
@@ -203,5 +208,5 @@ class NvptxModuleGen(ModuleGen):
         names = {}
         for k in kernels:
             local_size = max([v.index + v.type.size for v in k.local_vars] or [0])
-            names[k.name] = nvptx_entry.entry_function(self, k, local_size)
+            names[k.name] = entry.entry_function(self, k, local_size)
         return names

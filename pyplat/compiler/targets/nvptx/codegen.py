@@ -2,18 +2,18 @@
 linked) -> PTX text for one `sm_XX`.
 
 libdevice is linked when the module calls `__nv_*` functions; everything but the kernels' entries
-(and printf's buffer, which the host reads) is made internal, so the optimiser keeps only what the kernels use. Before code generation the
-module's remaining external calls are checked: LLVM's NVPTX back end ends the whole process on
-what it cannot select (a libm call, `llvm.sin`), so such a program is a build error here instead.
+(and printf's buffer, which the host reads) is made internal, so the optimiser keeps only what
+the kernels use. Before code generation the module's remaining external calls are checked:
+LLVM's NVPTX back end ends the whole process on what it cannot select (a libm call,
+`llvm.sin`), so such a program is a build error here instead.
 """
 import llvmlite.binding as llvm
 
-from .. import jit
-from ..lowering.nvptx_entry import TRIPLE
-from ..lowering.nvptx_module import HOST_ONLY_INTRINSICS, LIBDEVICE_PREFIX
-from ..lowering.nvptx_printf import PRINTF_SYMBOL
-from ..tree import CompileError
+from ... import jit
+from ...tree import CompileError
 from . import libdevice
+from .abi import PRINTF_SYMBOL
+from .module import HOST_ONLY_INTRINSICS, LIBDEVICE_PREFIX, TRIPLE
 from .ptx_fixups import fix_truncating_stores
 
 _ready = []

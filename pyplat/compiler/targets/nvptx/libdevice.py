@@ -10,7 +10,7 @@ import glob
 import importlib.util
 import os
 
-from ... import config
+from .... import config
 
 FILE_NAME = "libdevice.10.bc"
 MISSING = ("math builtins on NVPTX need NVIDIA's libdevice (%s), which was not found: install the "

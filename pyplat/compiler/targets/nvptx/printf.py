@@ -1,12 +1,6 @@
 """printf on NVPTX: each call appends a record to a device buffer, which the host formats with
-the C library's snprintf after the launch (devices/cuda/printf_output.py).
-
-The module defines one global, PRINTF_SYMBOL, in global memory: PRINTF_BUFFER_BYTES bytes,
-8-aligned, zero-initialised. Bytes 0..7 hold a little-endian uint64 cursor: the bytes of records
-claimed so far, counted from PRINTF_HEADER_BYTES. Records follow, each 8-aligned:
-
-    uint32 format id, uint32 record size (bytes, header included), then 8 bytes per value:
-    kind 'i' int32 (zero-extended), 'l' int64, 'd' double, 'p' pointer (its 64-bit address).
+the C library's snprintf after the launch (devices/cuda/printf_output.py). The buffer and its
+records are laid out as abi.py says.
 
 A call claims its record's size with one atomic add on the cursor; when the record fits in the
 buffer it is stored and printf returns 0, else nothing is stored and printf returns -1 (the
@@ -18,15 +12,10 @@ import zlib
 
 from llvmlite import ir
 
-from ..tree import CompileError
-from .irbuild import I32, I64, PTR
+from ...lowering.irbuild import I32, I64, PTR
+from ...tree import CompileError
+from .abi import PRINTF_BUFFER_BYTES, PRINTF_HEADER_BYTES, PRINTF_SYMBOL, RECORD_HEADER_BYTES, VALUE_BYTES
 
-PRINTF_SYMBOL = "__pyplat_printf_buffer"
-PRINTF_HEADER_BYTES = 8          # the cursor (and padding to the records' alignment)
-# records get 1 MiB, the spec's minimum CL_DEVICE_PRINTF_BUFFER_SIZE (full profile)
-PRINTF_BUFFER_BYTES = (1 << 20) + PRINTF_HEADER_BYTES
-RECORD_HEADER_BYTES = 8          # format id, record size
-VALUE_BYTES = 8
 GLOBAL = 1                       # the global-memory address space
 _KINDS = {"i32": "i", "i64": "l", "double": "d", "ptr": "p"}
 
