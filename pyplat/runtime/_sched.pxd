@@ -132,6 +132,8 @@ cdef struct driver_t:
     join_fn join
     notify_fn notify
     void *state
+    int runs_at_commit           # ready may run the command on the committing thread (which
+                                 # then gives up the GIL first: Command.commit)
 
 cdef struct cmd_t:
     pthread_mutex_t lock

@@ -31,4 +31,5 @@ cdef driver_t *make_basic() noexcept nogil:
     d.flush = noop_flush
     d.join = default_join
     d.notify = default_notify
+    d.runs_at_commit = 1
     return d

@@ -4,7 +4,7 @@
 # ---------------------------------------------------------------------------------------------
 
 cdef class Driver:
-    """A driver (C function table). `name` is 'basic' or 'pool'."""
+    """A driver (C function table) of one of the kinds below; `name` is its kind's."""
 
     def flush(self):
         with nogil:
@@ -16,16 +16,45 @@ cdef class Driver:
             c.wait()
 
     def stats(self):
-        """Per worker: (executed, stolen, kernel chunk participations); and wake-ups."""
-        cdef pool_t *p
-        cdef int i
-        if self.name != "pool":
-            return {}
-        p = <pool_t *>self.d.state
-        return {"workers": [(p.workers[i].executed, p.workers[i].stolen, p.workers[i].chunks)
-                            for i in range(p.nworkers)], "wakeups": p.wakeups}
+        """What its kind counts (the pool: per worker (executed, stolen, kernel chunk
+        participations), and wake-ups); {} for a kind that counts nothing."""
+        return DRIVER_KINDS[self.name].stats(self)
 
 
+cdef class DriverKind:
+    """How a kind of driver is made and read: a registry entry, so that no generic code asks
+    which kind a driver is."""
+    cdef readonly object make        # workers -> (driver_t address, workers)
+    cdef readonly object stats       # Driver -> dict
+
+    def __init__(self, make, stats):
+        self.make, self.stats = make, stats
+
+
+def _make_basic(int workers):
+    return <size_t>make_basic(), 0
+
+
+def _make_pool(int workers):
+    global online_cpus, IDLE_POLL_NS
+    cdef int n = workers or config.value("PYPLAT_WORKERS")
+    online_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    IDLE_POLL_NS = max(IDLE_PAUSE_NS, int(config.value("PYPLAT_IDLE_US") * 1000))
+    address = <size_t>make_pool(n)
+    if config.value("PYPLAT_POOL_STATS"):        # bench/: where the pool's time went
+        atexit(print_pool_stats)
+    return address, n
+
+
+def _pool_stats(Driver drv):
+    cdef pool_t *p = <pool_t *>drv.d.state
+    cdef int i
+    return {"workers": [(p.workers[i].executed, p.workers[i].stolen, p.workers[i].chunks)
+                        for i in range(p.nworkers)], "wakeups": p.wakeups}
+
+
+DRIVER_KINDS = {"basic": DriverKind(_make_basic, lambda drv: {}),
+                "pool": DriverKind(_make_pool, _pool_stats)}
 _drivers = {}
 _drivers_lock = threading.Lock()
 
@@ -33,29 +62,18 @@ _drivers_lock = threading.Lock()
 def get_driver(name="pool", workers=0):
     """The process-wide driver of that kind (CPU devices share one pool)."""
     cdef Driver drv
-    cdef int n
     with _drivers_lock:
-        key = name
-        if key in _drivers:
+        if name in _drivers:
             start_reaper()               # (again in a forked child)
-            return _drivers[key]
-        drv = Driver.__new__(Driver)
-        if name == "basic":
-            drv.d = make_basic()
-            drv.workers = 0
-        elif name == "pool":
-            n = workers or config.value("PYPLAT_WORKERS")
-            global online_cpus, IDLE_POLL_NS
-            online_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-            IDLE_POLL_NS = max(IDLE_PAUSE_NS, int(config.value("PYPLAT_IDLE_US") * 1000))
-            drv.d = make_pool(n)
-            if config.value("PYPLAT_POOL_STATS"):        # bench/: where the pool's time went
-                atexit(print_pool_stats)
-            drv.workers = n
-        else:
+            return _drivers[name]
+        if name not in DRIVER_KINDS:
             raise ValueError(f"unknown driver {name!r}")
+        address, made_workers = DRIVER_KINDS[name].make(workers)
+        drv = Driver.__new__(Driver)
+        drv.d = <driver_t *><size_t>address
+        drv.workers = made_workers
         drv.name = name
-        _drivers[key] = drv
+        _drivers[name] = drv
         start_reaper()
         return drv
 
@@ -188,9 +206,10 @@ cdef class Command:
         cdef cmd_t *c = self.c
         if pp_load(&reap_count) != 0 or pp_load(&reaping) != 0:
             reap()
-        if c.driver.ready == pool_ready:
-            # The pool only queues the command (and maybe signals a worker): no need to give up
-            # the GIL, which would invite a switch to another Python thread on every enqueue.
+        if not c.driver.runs_at_commit:
+            # The driver only queues the command (the pool: and maybe signals a worker): no need
+            # to give up the GIL, which would invite a switch to another Python thread on every
+            # enqueue.
             cmd_commit(c)
             return
         with nogil:                                  # the basic driver may run it right here
