@@ -422,22 +422,7 @@ def prime_ndrange(command_queue, kernel, work_dim, global_work_offset, global_wo
     primed = k.prepare_plan()
     plan = k.current_plan()
     if plan is not None and not plan.knows_geometry(queue.device, work_dim, global_work_size, local_work_size or 0):
-        # A plan made before its first launch (Kernel.prepare_plan), these sizes validated on
-        # this device for another object of the kernel: the checks of the kernel and its
-        # arguments were made when the plan was (the program is built for the device, since the
-        # sizes were validated there for this build), and hold() below sees released arguments.
-        geometry = key = None
-        if 1 <= work_dim <= 3 and global_work_size:
-            key = _geometry_key(queue.device, work_dim, global_work_offset, global_work_size, local_work_size)
-            geometry = k.geometry_cache.get(key)
-        if geometry is not None and plan.scratch_size <= queue.device.local_mem_size:
-            k.shape.remember_launch(queue.device, work_dim, key[2], key[3], geometry)   # (the kernel's latest)
-            global_size, local, _, empty = geometry
-            plan.remember_geometry(queue.device, work_dim, global_work_size, local_work_size or 0,
-                                   global_size, local, empty)
-            primed = True
-        else:
-            plan = None
+        plan = None                  # (these sizes: checked, and told to the plan, below)
     if plan is None:
         try:
             plan = _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, local_work_size)
@@ -535,15 +520,11 @@ def _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, l
     any offset -- without Python."""
     _launch_checks(queue, k, work_dim, global_work_size)
     device = queue.device
-    # Geometry validated once per (device, sizes): launches in a loop repeat the same sizes.
-    key = _geometry_key(device, work_dim, global_work_offset, global_work_size, local_work_size)
-    geometry = k.geometry_cache.get(key)
-    if geometry is None:
-        geometry = _geometry(k, device, work_dim, global_work_offset, global_work_size, local_work_size)
-        if len(k.geometry_cache) >= 64:
-            k.geometry_cache.clear()
-        k.geometry_cache[key] = geometry
-    k.shape.remember_launch(device, work_dim, key[2], key[3], geometry)   # (the kernel's latest)
+    geometry = _geometry(k, device, work_dim, global_work_offset, global_work_size, local_work_size)
+    width = 8 * work_dim
+    k.shape.remember_launch(device, work_dim, ctypes.string_at(global_work_size, width),   # (the kernel's
+                            ctypes.string_at(local_work_size, width) if local_work_size else None,  # latest)
+                            geometry)
     global_size, local, offset, empty = geometry
     plan = k.plan(device.memory_space)
     local_size = checks.kernel_local_size(k.info, plan.scratch_size)    # (PYPLAT_CHECK: less its shadows)
@@ -552,13 +533,6 @@ def _prepared_launch(queue, k, work_dim, global_work_offset, global_work_size, l
                       f"the device has {device.local_mem_size}")
     plan.remember_geometry(device, work_dim, global_work_size, local_work_size or 0, global_size, local, empty)
     return plan
-
-
-def _geometry_key(device, work_dim, global_work_offset, global_work_size, local_work_size):
-    width = 8 * work_dim
-    return (device, work_dim, ctypes.string_at(global_work_size, width),
-            ctypes.string_at(local_work_size, width) if local_work_size else None,
-            ctypes.string_at(global_work_offset, width) if global_work_offset else None)
 
 
 def _geometry(k, device, work_dim, global_work_offset, global_work_size, local_work_size):

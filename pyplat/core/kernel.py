@@ -26,9 +26,9 @@ class LaunchShape:
     """What every object of one kernel (one program build, one kernel name) shares for launches,
     since it depends on the kernel's signature and attributes, not on argument values: the
     argument block's layout (see Kernel.snapshot), which arguments the kernel writes through, and
-    the launch sizes validated per device (api/enqueue.py), the latest of which a new object's
-    first plan is told (Kernel.prepare_plan)."""
-    __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "kinds", "geometries", "last_launch",
+    the latest launch sizes validated (api/enqueue.py), which a new object's first plan is told
+    (Kernel.prepare_plan) and the native side shares (sizes: KernelSizes)."""
+    __slots__ = ("cells", "block_size", "argv", "written", "value_sizes", "kinds", "last_launch",
                  "sizes", "fast", "n_args")
 
     def __init__(self, info, program):
@@ -55,7 +55,6 @@ class LaunchShape:
         # 2 __local
         self.kinds = bytes(1 if arg.kind in ("global", "constant") else 2 if arg.kind == "local" else 0
                            for arg in info.args)
-        self.geometries = {}
         self.last_launch = None
         self.sizes = KernelSizes()    # the same, natively: what a plan without them takes on a launch
         # The fast path launches with host addresses and moves no memory: not in such contexts;
@@ -90,7 +89,6 @@ class Kernel(RefCounted):
         self.shape = program.launch_shapes.get(info.name)
         if self.shape is None or len(self.shape.cells) != len(info.args) + len(checks.hidden_arguments(info)):
             self.shape = program.launch_shapes[info.name] = LaunchShape(info, program)
-        self.geometry_cache = self.shape.geometries   # validated launch sizes (api/enqueue.py)
         self._plan = None             # launch plan for the current argument values (see plan())
         self._space_plans = {}        # the same for devices with memory of their own, per space
         self._fast = self.shape.fast
