@@ -84,6 +84,7 @@ cdef enum:
     K_NDRANGE = 5
     K_NATIVE = 6
     K_USER = 7
+    K_STREAM = 8                 # a launch on a stream driver's device (sched/stream_driver.pxi)
 
 
 cdef struct WorkGroupContext:       # pyplat/compiler/abi.py

@@ -20,8 +20,8 @@ from pyplat.runtime._sched import (COMPLETE, KIND_COPY, KIND_FILL, KIND_NATIVE, 
                                    KIND_NOP, KIND_PY, KIND_RECT, KIND_USER, QUEUED, RUNNING, SUBMITTED,
                                    ORDER_AUTO, ORDER_OUT_OF_ORDER, ORDER_SERIAL, Command, KernelSizes,
                                    LaunchPlan,
-                                   QueueCore, QueueTracker, choose_local_size, dimensions_refusal,
-                                   launch_geometry, launch_kernel, now_ns, reap, set_hold_hooks)
+                                   QueueCore, QueueTracker, STREAM_FUNCTIONS, choose_local_size, dimensions_refusal,
+                                   launch_geometry, launch_kernel, stream_driver, stream_launch, now_ns, reap, set_hold_hooks)
 from pyplat.runtime import trace
 
 trace.start_if_asked()           # PYPLAT_TRACE: before the first queue or command is made
