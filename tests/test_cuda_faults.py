@@ -55,3 +55,16 @@ def test_other_cuda_errors_fail_only_their_own_command(gpu, capsys):
     assert context.broken is None
     assert faults.contained(context, "kernel add", lambda: 1234)() == 1234   # device time, ns
     capsys.readouterr()
+
+
+def test_the_stream_drivers_fault_hook_does_what_contained_does(gpu, capsys):
+    """A launch of the GPU's stream driver (runtime/sched/stream_driver.pxi) that meets a fault
+    fails the same way as an action that does (faults.hook, faults.failed: one rule)."""
+    context, space = gpu
+    fault = faults.hook(context)
+    assert fault("kernel big", faults.CUDA_ERROR_OUT_OF_MEMORY) == cl.CL_MEM_OBJECT_ALLOCATION_FAILURE
+    assert context.broken is None
+    assert fault("kernel wild", 700) == cl.CL_OUT_OF_RESOURCES
+    assert context.broken and "kernel wild" in context.broken
+    err = capsys.readouterr().err
+    assert "kernel big failed on GPU 0" in err and "kernel wild failed on GPU 0" in err

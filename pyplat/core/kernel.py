@@ -269,23 +269,24 @@ class Kernel(RefCounted):
         return plan
 
     def device_launch(self, queue, work_dim, global_size, local_size, offset, empty, wait_events):
-        """A launch on a device that runs code of its own (its class's `launch_action`, with this
+        """A launch on a device that runs code of its own (its class's `launch_command`, with this
         kernel's code for its target): a command of `queue` whose buffers are brought to the
         device first. Returns the Event."""
         from pyplat import cl
         self._sync()
         device, space = queue.device, queue.device.memory_space
-        command = queue.new_command(self.name)
-        if not empty:
-            # Addresses are taken when the launch runs (device memory is allocated then).
+        if empty:
+            command = queue.new_command(self.name)
+        else:
+            # (the device class takes the addresses when it needs them: device memory is
+            # allocated then)
             args = [("mem", (lambda b=value: migration.address_in(b, space)) if value is not None else None)
                     if kind == "mem" else (kind, value) for kind, value in self.args]
             result = self.program.device_result(device)
             if result is None:
                 raise LookupError(f"no code of {self.program} for {device.name}")
-            command.set_action(device.device_class.launch_action(
-                device.class_index, result, result.kernels[self.name], args, work_dim, global_size,
-                local_size, offset))
+            command = device.device_class.launch_command(device.class_index, result, result.kernels[self.name],
+                                                         args, work_dim, global_size, local_size, offset)
         after, record = self.bring_arguments(queue)
         event = queue.enqueue(cl.CL_COMMAND_NDRANGE_KERNEL, command, wait_events,
                               retain=[self.program] + self.memory_args(), accesses=self.accesses(),

@@ -5,10 +5,10 @@ none, and no error); `describe(index)`, its devices' info as plain attributes; `
 runtime driver its queues use; `memory_space(index)`, where its buffers live
 (devices/spaces.py); `compiler_target(index)`, the target object pyplat.compiler builds its
 programs for (compiler/targets/: the host's, or one of the GPU's architecture). A class whose
-target runs code of its own (`runs_own_code`) also has `launch_action(index, build result,
-kernel info, argument values, work_dim, global size, local size, offset)`: a callable that runs
-one launch and waits for it (returning its run time on the device in ns, if it knows it: the
-command's profiled span). Optional: `unavailable(index)`, why a device cannot be used any more
+target runs code of its own (`runs_own_code`) also has `launch_command(index, build result,
+kernel info, argument values, work_dim, global size, local size, offset)`: the launch as a
+runtime Command of one of its drivers, payload set, which the core links and commits (its
+profiled span: the device's time for it, where the driver knows it). Optional: `unavailable(index)`, why a device cannot be used any more
 (None while it can)."""
 import importlib
 

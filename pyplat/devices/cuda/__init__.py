@@ -3,18 +3,22 @@
 Found at run time: no library, no driver or no GPU means no device, and no error. Programs are
 built for the GPU's architecture by the compiler's NVPTX target (docs/compiler.md, "NVPTX
 target", whose launch ABI launch.py follows); buffers live in device memory (memory.py) and
-reach it through the core's transfers. Commands run as actions on the runtime's pool threads,
-each on its thread's CUDA stream (streams.py), waiting for the GPU: its completion is the GPU's.
-printf's records come back after each printing launch (launch.py, printf_output.py).
+reach it through the core's transfers. Kernel launches go through the runtime's stream driver
+(runtime/sched/stream_driver.pxi) on a stream of the GPU's own: put on it once ready, completed
+from its events, no Python on the way. Transfers, and launches that need Python when they run
+(printing kernels: their records come back after each, launch.py, printf_output.py), run as
+actions on the runtime's pool threads, each on its thread's CUDA stream (streams.py), waiting
+for the GPU: their completion is the GPU's.
 """
 import ctypes
 import threading
 
 from pyplat import cl
 from pyplat.devices.cuda import driver_api as cu
-from pyplat.devices.cuda import launch
+from pyplat.devices.cuda import faults, launch
 from pyplat.devices.cuda.memory import CudaSpace
 from pyplat.runtime.driver import default_driver
+from pyplat.runtime.graph import STREAM_FUNCTIONS, Command, stream_driver
 
 KiB = 1 << 10
 
@@ -53,7 +57,7 @@ class CUDA:
     name = "cuda"
 
     def __init__(self):
-        self._contexts, self._spaces, self._targets = {}, {}, {}
+        self._contexts, self._spaces, self._targets, self._stream_drivers = {}, {}, {}, {}
 
     def count(self):
         lib = cu.api()
@@ -75,10 +79,36 @@ class CUDA:
             self._spaces[index] = CudaSpace(index, self.context(index))
         return self._spaces[index]
 
-    def launch_action(self, index, result, kernel_info, args, work_dim, global_size, local_size, offset):
-        """A callable that runs one launch on device `index` and waits for it (launch.py)."""
-        return launch.launch_action(self.context(index), result, kernel_info, args, work_dim,
-                                    global_size, local_size, offset)
+    def launch_command(self, index, result, kernel_info, args, work_dim, global_size, local_size, offset):
+        """One launch on device `index` as a runtime Command: on the GPU's stream driver where
+        nothing of it needs Python when it runs (launch.py, launch_command), else an action on
+        the pool that launches and waits (launch_action: printing kernels, a broken context, a
+        process where CUDA fails at enqueue)."""
+        context = self.context(index)
+        try:
+            command = launch.launch_command(self.stream_driver(index), context, result, kernel_info, args,
+                                            work_dim, global_size, local_size, offset)
+        except cu.CudaError:
+            command = None                 # (launch_action fails the command, saying why)
+        if command is None:
+            command = Command(0, self.driver(), kernel_info.name)
+            command.set_action(launch.launch_action(context, result, kernel_info, args, work_dim,
+                                                    global_size, local_size, offset))
+        return command
+
+    def stream_driver(self, index):
+        """The runtime's stream driver on a stream of the GPU's primary context, given libcuda's
+        functions (made once per GPU)."""
+        if index not in self._stream_drivers:
+            lib = cu.api()
+            context = self.context(index)
+            context.make_current()
+            stream = ctypes.c_void_p()
+            cu.check(lib.cuStreamCreate(ctypes.byref(stream), cu.STREAM_NON_BLOCKING), "cuStreamCreate")
+            functions = [ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in STREAM_FUNCTIONS]
+            self._stream_drivers[index] = stream_driver(functions, context.handle.value, stream.value,
+                                                        faults.hook(context))
+        return self._stream_drivers[index]
 
     def compiler_target(self, index):
         """The NVPTX target of the GPU's architecture (made once: describe() makes it first, so

@@ -36,11 +36,25 @@ def contained(context, what, action):
         try:
             return action()
         except cu.CudaError as e:
-            note = ""
-            if e.code in BROKEN_CONTEXT and context.mark_broken(f"{what} faulted ({e.name})"):
-                note = ("; CUDA cannot recover from this in a running process: later commands on "
-                        "this GPU fail, and buffers whose only current copy was on it are lost")
-            sys.stderr.write(f"pyplat: {what} failed on {context.name}: {e}{note}\n")
-            return (cl.CL_MEM_OBJECT_ALLOCATION_FAILURE if e.code == CUDA_ERROR_OUT_OF_MEMORY
-                    else cl.CL_OUT_OF_RESOURCES)
+            return failed(context, what, e)
     return run
+
+
+def hook(context):
+    """The stream driver's fault hook for a GPU (runtime/sched/stream_driver.pxi): a launch or
+    its wait returned CUresult `code`: the status its command fails with."""
+    def fault(what, code):
+        return failed(context, what, cu.CudaError(code, what))
+    return fault
+
+
+def failed(context, what, error):
+    """A CudaError ended `what`: say so (a fault that breaks the context: marked, once, with what
+    it costs) and return the CL error its command fails with."""
+    note = ""
+    if error.code in BROKEN_CONTEXT and context.mark_broken(f"{what} faulted ({error.name})"):
+        note = ("; CUDA cannot recover from this in a running process: later commands on "
+                "this GPU fail, and buffers whose only current copy was on it are lost")
+    sys.stderr.write(f"pyplat: {what} failed on {context.name}: {error}{note}\n")
+    return (cl.CL_MEM_OBJECT_ALLOCATION_FAILURE if error.code == CUDA_ERROR_OUT_OF_MEMORY
+            else cl.CL_OUT_OF_RESOURCES)

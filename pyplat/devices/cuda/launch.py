@@ -65,15 +65,59 @@ def loaded_module(context, result):
         return entry
 
 
+def _parameters(args, offsets, record):
+    """The bytes of each kernel parameter, in order, as the launch ABI lays them out: buffers as
+    device addresses (the callables give them), `__local` pointers as offsets into the dynamic
+    shared memory, values as their bytes, then the launch record."""
+    next_local, out = iter(offsets), []
+    for kind, value in args:
+        if kind == "mem":
+            out.append((value() if value is not None else 0).to_bytes(8, "little"))
+        elif kind == "local":
+            out.append(next(next_local).to_bytes(8, "little"))
+        else:
+            out.append(bytes(value))
+    out.append(bytes(record))
+    return out
+
+
+def _opt_in_shared(lib, fn, dynamic, kernel_info):
+    """Beyond 48 KiB of shared memory a launch must opt in (cuFuncSetAttribute)."""
+    if dynamic + kernel_info.local_mem_size > STATIC_SHARED_LIMIT:
+        cu.check(lib.cuFuncSetAttribute(fn, cu.FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic),
+                 "cuFuncSetAttribute")
+
+
+def launch_command(driver, context, result, kernel_info, args, work_dim, global_size, local_size, offset):
+    """The launch as a command of the GPU's stream driver (runtime/sched/stream_driver.pxi: put
+    on the GPU's stream when its dependencies are done, completed from the GPU's events; no
+    Python, no GIL, no pool thread on the way), or None where it needs Python when it runs: a
+    kernel that prints (its records are read back after it), a context a fault broke. The
+    buffers' device addresses are taken now (device memory allocated where it was not yet)."""
+    from pyplat.compiler.targets.nvptx import abi
+    from pyplat.runtime.graph import stream_launch
+    if context.broken is not None or (getattr(result, "printf_formats", None) and getattr(kernel_info, "prints", True)):
+        return None
+    lib = cu.api()
+    module = loaded_module(context, result)
+    fn = module.function(kernel_info.symbol)
+    offsets, dynamic = abi.shared_layout([value for kind, value in args if kind == "local"])
+    grid, block = abi.launch_dimensions(work_dim, global_size, local_size)
+    context.make_current()
+    _opt_in_shared(lib, fn, dynamic, kernel_info)
+    params = _parameters(args, offsets, abi.launch_record(work_dim, global_size, offset))
+    return stream_launch(driver, fn.value, grid, block, dynamic, params, "kernel " + kernel_info.name)
+
+
 def launch_action(context, result, kernel_info, args, work_dim, global_size, local_size, offset):
     """A callable that launches the kernel once on the running thread's stream, waits for it and
-    returns the GPU's time for it in ns (the command's profiled span). args: per kernel argument,
-    ("mem", a callable giving the device address, or None) | ("local", size) | ("value", bytes);
-    sizes padded to 3. Nothing touches the GPU before the call (the enqueue only validates: a
-    forked child, where CUDA cannot work, gets a failed command, not a failed enqueue)."""
+    returns the GPU's time for it in ns (the command's profiled span): the way of launches that
+    need Python when they run (launch_command). args: per kernel argument, ("mem", a callable
+    giving the device address, or None) | ("local", size) | ("value", bytes); sizes padded to
+    3. Nothing touches the GPU before the call (a forked child, where CUDA cannot work, gets a
+    failed command, not a failed enqueue)."""
     from pyplat.compiler.targets.nvptx import abi    # (only where a GPU launches: not at start-up)
-    local_sizes = [value for kind, value in args if kind == "local"]
-    offsets, dynamic = abi.shared_layout(local_sizes)
+    offsets, dynamic = abi.shared_layout([value for kind, value in args if kind == "local"])
     grid, block = abi.launch_dimensions(work_dim, global_size, local_size)
     record = abi.launch_record(work_dim, global_size, offset)
 
@@ -81,22 +125,11 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
         lib = cu.api()
         module = loaded_module(context, result)
         fn = module.function(kernel_info.symbol)
-        storage, next_local = [], iter(offsets)
-        for kind, value in args:
-            if kind == "mem":
-                storage.append(ctypes.c_uint64(value() if value is not None else 0))
-            elif kind == "local":
-                storage.append(ctypes.c_uint64(next(next_local)))
-            else:
-                storage.append(ctypes.create_string_buffer(bytes(value), max(len(value), 1)))
-        storage.append(ctypes.create_string_buffer(record, len(record)))
-        params = (ctypes.c_void_p * len(storage))(
-            *[ctypes.cast(ctypes.pointer(s) if isinstance(s, ctypes.c_uint64) else s, ctypes.c_void_p)
-              for s in storage])
+        storage = [ctypes.create_string_buffer(value, max(len(value), 1))
+                   for value in _parameters(args, offsets, record)]
+        params = (ctypes.c_void_p * len(storage))(*[ctypes.cast(s, ctypes.c_void_p) for s in storage])
         context.make_current()
-        if dynamic + kernel_info.local_mem_size > STATIC_SHARED_LIMIT:
-            cu.check(lib.cuFuncSetAttribute(fn, cu.FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic),
-                     "cuFuncSetAttribute")
+        _opt_in_shared(lib, fn, dynamic, kernel_info)
 
         def work(stream):
             cu.check(lib.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
