@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from pyplat.runtime.graph import STREAM_FUNCTIONS, Command, stream_driver, stream_launch
+from pyplat.runtime.graph import (ORDER_SERIAL, STREAM_FUNCTIONS, Command, QueueCore, QueueTracker, stream_driver,
+                                  stream_launch)
 
 I, U, VP = ctypes.c_int, ctypes.c_uint, ctypes.c_void_p
 PROTOTYPES = {
@@ -60,6 +61,8 @@ class StandIn:
 
     def cuEventSynchronize(self, event):
         time.sleep(0.001)
+        if getattr(self, "pause", None) is not None:
+            self.pause.wait(10)
         return 700 if self.ends.get(event) in self.fault_wait else 0
 
     def cuEventElapsedTime(self, ms, start, end):
@@ -128,3 +131,39 @@ def test_a_failed_dependency_fails_the_launch_without_running_it(device):
     cmd = launch(driver, 30, 0, 0, after=[gate])
     gate.set_status(-5)
     assert cmd.wait() < 0 and stand_in.launches == []
+
+
+def test_an_in_order_queues_launches_go_on_the_stream_ahead_of_time(device):
+    """A launch whose one link is the queue's order after a launch already on the stream is put
+    on the stream at commit (the stream keeps the order: the GPU runs them back to back), one
+    with a wait list only once ready; all complete in order."""
+    stand_in, driver, faults = device
+    queue = QueueCore(driver, QueueTracker(), ORDER_SERIAL)
+    gate = Command(7, None, "")
+    first = stream_launch(driver, 41, (1, 1, 1), (1, 1, 1), 0, [b"\0" * 4, b"\0" * 8], "k41")
+    first.add_dependency(gate)               # a wait list: not ahead of time
+    queue.order(first, False, None)
+    queue.submit(first)
+    chain = [first]
+    for fn in (42, 43, 44):
+        cmd = stream_launch(driver, fn, (1, 1, 1), (1, 1, 1), 0, [b"\0" * 4, b"\0" * 8], f"k{fn}")
+        queue.order(cmd, False, None)
+        queue.submit(cmd)
+        chain.append(cmd)
+    assert stand_in.launches == []           # the first waits for its gate, so all wait
+    gate.set_status(0)
+    for cmd in chain:
+        assert cmd.wait() == 0
+    assert [entry[0] for entry in stand_in.launches] == [41, 42, 43, 44]
+    # the gate open, a launch after one still on the stream goes there at once
+    slow = stream_launch(driver, 45, (1, 1, 1), (1, 1, 1), 0, [b"\0" * 4, b"\0" * 8], "k45")
+    queue.order(slow, False, None)
+    stand_in.pause = threading.Event()       # the stand-in's waits hold until released
+    queue.submit(slow)
+    behind = stream_launch(driver, 46, (1, 1, 1), (1, 1, 1), 0, [b"\0" * 4, b"\0" * 8], "k46")
+    queue.order(behind, False, None)
+    queue.submit(behind)
+    assert [entry[0] for entry in stand_in.launches][-2:] == [45, 46]   # before 45 finished
+    stand_in.pause.set()
+    assert slow.wait() == 0 and behind.wait() == 0
+    assert faults == []

@@ -184,6 +184,11 @@ cdef struct cmd_t:
     long fault                     # kernels: the signal that stopped it (0: none; faults.pxi;
                                    # CHECK_FINDING: a compiled check's finding)
     unsigned long long device_ns   # actions on a device with its own clock: its run time (0: none)
+    # stream driver launches (sched/stream_driver.pxi): put on the stream ahead of time when all
+    # they wait for is one launch already there (the queue's order, no wait list)
+    cmd_t *stream_after            # that launch (a reference), while it is the only link
+    int stream_links_other         # another link (a wait list, a second one): not ahead of time
+    int on_stream                  # on the stream (launched), until completed
     long trace_id                  # PYPLAT_TRACE (tracing.pxi): its number, 0 when not traced
     int trace_name                 # ... its name in the trace's name table (0: by its kind)
 

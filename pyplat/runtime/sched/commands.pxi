@@ -29,6 +29,8 @@ cdef void cmd_free(cmd_t *c) noexcept nogil:
     free(c.notify)
     free(c.args)
     free(c.patch)
+    if c.stream_after != NULL:
+        cmd_decref(c.stream_after)
     if c.plan != NULL:                       # a launch that was never committed
         hold_done(c.plan.hold)
         plan_decref(c.plan)
@@ -94,6 +96,12 @@ cdef inline int link_kind(cmd_t *waiter, cmd_t *ev, size_t tag) noexcept nogil:
         ev.notify[ev.n_notify] = <cmd_t *>(<size_t>waiter | tag)
         ev.n_notify += 1
         pp_add(&waiter.wait_count, 1)
+        if waiter.kind == K_STREAM:               # (stream_driver.pxi: ahead of time or not)
+            if tag and ev.kind == K_STREAM and ev.driver == waiter.driver and waiter.stream_after == NULL:
+                waiter.stream_after = ev
+                pp_add(&ev.refs, 1)
+            else:
+                waiter.stream_links_other = 1
         pthread_mutex_unlock(&ev.lock)
         return 1
     if ev.status < 0 and not tag:

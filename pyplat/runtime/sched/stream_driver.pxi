@@ -8,7 +8,8 @@
 # A command's work is a kernel launch (K_STREAM: function, grid and block, dynamic shared
 # memory, parameter block). `ready` -- called once its dependencies finished, on whichever
 # thread finished the last of them -- puts it on the driver's stream between two events, without
-# the GIL and without waiting. A completion thread of the driver's own waits for each launched
+# the GIL and without waiting; `submit` does so at commit already when all it waits for is the
+# queue's order after a launch on the stream (stream_submit). A completion thread of the driver's own waits for each launched
 # command's end event in launch order (the stream's order: one stream per driver), reads the
 # device's time for it, and completes it through cmd_set_status: the broadcast then readies
 # what waited for it, through each waiter's own driver. Waiting on the event rather than asking
@@ -86,19 +87,12 @@ cdef int stream_fault(cmd_t *c, int code) noexcept with gil:
         return ERR_OUT_OF_RESOURCES
 
 
-cdef void stream_ready(driver_t *d, cmd_t *c) noexcept nogil:
-    """Put c on the stream between its two events and queue it for the completion thread."""
-    cdef stream_state_t *s = <stream_state_t *>d.state
-    cdef void *start
-    cdef void *end
-    cdef int r
-    if pp_load(&c.failed):
-        cmd_set_status(c, ERR_WAIT_LIST)
-        return
-    cmd_set_status(c, ST_RUNNING)
-    pthread_mutex_lock(&s.lock)
-    start, end = stream_event(s), stream_event(s)
-    r = s.set_current(s.context)
+cdef int stream_put(stream_state_t *s, cmd_t *c) noexcept nogil:
+    """(s.lock held) Put c on the stream between its two events and queue it for the completion
+    thread: 0, or the CUresult that stopped it (nothing of it on the stream then)."""
+    cdef void *start = stream_event(s)
+    cdef void *end = stream_event(s)
+    cdef int r = s.set_current(s.context)
     if r == 0 and (start == NULL or end == NULL):
         r = 2                                    # (CUDA_ERROR_OUT_OF_MEMORY)
     if r == 0:
@@ -110,19 +104,53 @@ cdef void stream_ready(driver_t *d, cmd_t *c) noexcept nogil:
                      <unsigned int>c.scratch_size, s.stream, <void **>c.args, NULL)
     if r == 0:
         r = s.event_record(end, s.stream)
-    if r == 0:
-        c.geo.local_mem = start                  # (the events ride with the command: a launch
-        c.src, c.dst = <char *>start, <char *>end  # payload has no other use for them)
-        c.next = NULL
-        if s.tail == NULL:
-            s.head = c
-        else:
-            s.tail.next = c
-        s.tail = c
-        pthread_cond_signal(&s.cv)
-    else:
+    if r != 0:
         stream_recycle(s, start)
         stream_recycle(s, end)
+        return r
+    c.src, c.dst = <char *>start, <char *>end    # (the events ride with the command: a launch
+    c.next = NULL                                # payload has no other use for them)
+    if s.tail == NULL:
+        s.head = c
+    else:
+        s.tail.next = c
+    s.tail = c
+    c.on_stream = 1
+    pthread_cond_signal(&s.cv)
+    return 0
+
+
+cdef void stream_submit(driver_t *d, cmd_t *c) noexcept nogil:
+    """At commit: a launch whose one unfinished link is the queue's order after a launch already
+    on the stream goes on the stream now, behind it -- the stream keeps the order, so the GPU
+    runs back-to-back launches without waiting for the host to hear of each one's end. (A
+    launch with a wait list, or after anything else, waits for ready: a failed wait-list event
+    must fail it before it runs.)"""
+    cdef stream_state_t *s = <stream_state_t *>d.state
+    cdef cmd_t *after = c.stream_after
+    if after == NULL or c.stream_links_other or pp_load(&c.wait_count) != 2:
+        return                                   # (2: enqueue's hold and that one link)
+    cdef int put = 0
+    pthread_mutex_lock(&s.lock)
+    if after.on_stream:
+        put = stream_put(s, c) == 0              # (failing: ready tries again, and says why)
+    pthread_mutex_unlock(&s.lock)
+    if put:
+        cmd_set_status(c, ST_RUNNING)            # (ignored if it has finished already)
+
+
+cdef void stream_ready(driver_t *d, cmd_t *c) noexcept nogil:
+    """c's dependencies are done: put it on the stream (unless it is there already)."""
+    cdef stream_state_t *s = <stream_state_t *>d.state
+    cdef int r
+    if c.on_stream:
+        return                                   # (put there at commit: the completion thread has it)
+    if pp_load(&c.failed):
+        cmd_set_status(c, ERR_WAIT_LIST)
+        return
+    cmd_set_status(c, ST_RUNNING)
+    pthread_mutex_lock(&s.lock)
+    r = stream_put(s, c)
     pthread_mutex_unlock(&s.lock)
     if r != 0:
         c.times[3] = pp_now_ns()
@@ -159,7 +187,6 @@ cdef void *stream_completions(void *arg) noexcept nogil:
         stream_recycle(s, <void *>c.dst)
         pthread_mutex_unlock(&s.lock)
         c.src = c.dst = NULL
-        c.geo.local_mem = NULL
         status = ST_COMPLETE if r == 0 else stream_fault(c, r)
         cmd_set_status(c, status)
     return NULL
@@ -185,7 +212,7 @@ cdef driver_t *make_stream_driver(size_t *functions, size_t context, size_t stre
     if fault_hook is not None:
         Py_INCREF(fault_hook)                   # (the driver lives as long as the process)
         s.fault_hook = <PyObject *>fault_hook
-    d.submit = noop_submit
+    d.submit = stream_submit
     d.ready = stream_ready
     d.flush = noop_flush
     d.join = default_join
