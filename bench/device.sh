@@ -127,6 +127,7 @@ install_system() {
                      [libxml2]=libxml2.so.2 [libicu72]=libicuuc.so.72 [libtinfo6]=libtinfo.so.6
                      [libbsd0]=libbsd.so.0 [libmd0]=libmd.so.0 [libudev1]=libudev.so.1)
     for deb in "$CARRY"/deps/*.deb; do
+        [ -e "$deb" ] || continue            # (none carried: the machine's own libraries)
         local pkg; pkg=$(basename "$deb"); pkg=${pkg%%_*}
         if ldconfig -p | grep -q "${soname[$pkg]} "; then
             echo "  $pkg: ${soname[$pkg]} already there"
