@@ -41,6 +41,16 @@ class _API:
 
 
 CL = _API()
+_python_entries = {}
+
+
+def python_entry(name):
+    """The Python implementation of `name` alone, wrapped as the bridge wraps it (no native
+    entry before it): what a native entry's answer is compared with."""
+    if name not in _python_entries:
+        _, ret_kind, arg_kinds = CL._slots[name]
+        _python_entries[name] = bridge.make_callback(name, ret_kind, arg_kinds, IMPLEMENTED[name])
+    return _python_entries[name]
 
 
 def addr(obj):
