@@ -275,3 +275,63 @@ def test_a_native_refusal_reports_the_rules_reason(env, dead, monkeypatch, capfd
     CL.clReleaseMemObject(buf)
     CL.clReleaseCommandQueue(q)
 
+
+
+def test_both_entries_refuse_handles_of_another_kind_or_none(env, dead):
+    """Entries whose Python entry looks up one handle first (retains, releases, flushes, queries,
+    clSetKernelArg, creations of one parent): given every other kind's handle, junk or a released
+    one, the native entry refuses it itself with the Python entry's code."""
+    ctx, dev, prog = env
+    q = make_queue(ctx, dev)
+    buf = make_buffer(ctx, 64)
+    k = create_kernel(prog, b"inc")
+    e = err()
+    ev = CL.clCreateUserEvent(ctx, addr(e))
+    objects = {"context": ctx, "device": dev, "queue": q, "mem": buf, "program": prog, "kernel": k, "event": ev}
+    value, out, size = ctypes.c_int32(7), ctypes.c_uint64(), ctypes.c_size_t()
+    kernel_name = ctypes.create_string_buffer(b"inc")
+    # entry -> (kind of its first handle, the rest of its arguments)
+    entries = {"clFlush": ("queue", ()), "clFinish": ("queue", ()),
+               "clGetEventInfo": ("event", (cl.CL_EVENT_COMMAND_EXECUTION_STATUS, 8, addr(out), addr(size))),
+               "clGetMemObjectInfo": ("mem", (cl.CL_MEM_SIZE, 8, addr(out), addr(size))),
+               "clGetKernelInfo": ("kernel", (cl.CL_KERNEL_NUM_ARGS, 8, addr(out), addr(size))),
+               "clGetKernelWorkGroupInfo": ("kernel", (0, cl.CL_KERNEL_WORK_GROUP_SIZE, 8, addr(out), addr(size))),
+               "clSetKernelArg": ("kernel", (0, 4, addr(value))),
+               "clCreateKernel": ("program", (addr(kernel_name), addr(e))),
+               "clCreateUserEvent": ("context", (addr(e),)),
+               "clSetUserEventStatus": ("event", (cl.CL_COMPLETE,)),
+               "clCreateCommandQueue": ("context", (dev, 0, addr(e))),
+               "clCreateCommandQueueWithProperties": ("context", (dev, 0, addr(e)))}
+    for kind, (retain, release) in {"context": ("clRetainContext", "clReleaseContext"),
+                                    "queue": ("clRetainCommandQueue", "clReleaseCommandQueue"),
+                                    "mem": ("clRetainMemObject", "clReleaseMemObject"),
+                                    "program": ("clRetainProgram", "clReleaseProgram"),
+                                    "kernel": ("clRetainKernel", "clReleaseKernel"),
+                                    "event": ("clRetainEvent", "clReleaseEvent")}.items():
+        entries[retain] = entries[release] = (kind, ())
+    others = [0, dead["junk"], dead["small"], dead["queue"], dead["mem"], dead["context"]]
+    for name, (kind, rest) in entries.items():
+        for h in others + [obj for other, obj in objects.items() if other != kind]:
+            answers = []
+            for fn in (native_entry(name), python_entry(name)):
+                e.value = 12345
+                got = fn(h, *rest)
+                answers.append(e.value if name.startswith("clCreate") else got)
+                assert not name.startswith("clCreate") or got == 0, (name, h)
+            assert answers[0] == answers[1] and answers[0] < 0, (name, kind, h, answers)
+    # the second handle of clCreateCommandQueue (its device), the events of clWaitForEvents
+    for h in others + [ctx, q, buf]:
+        for name in ("clCreateCommandQueue", "clCreateCommandQueueWithProperties"):
+            codes = set()
+            for fn in (native_entry(name), python_entry(name)):
+                e.value = 12345
+                assert fn(ctx, h, 0, addr(e)) == 0
+                codes.add(e.value)
+            assert codes == {cl.CL_INVALID_DEVICE}, (name, h)
+        events = (S * 2)(ev, h)
+        for n, at in ((2, addr(events)), (0, addr(events)), (1, 0)):
+            assert native_entry("clWaitForEvents")(n, at) == python_entry("clWaitForEvents")(n, at) < 0, (h, n)
+    assert CL.clSetUserEventStatus(ev, cl.CL_COMPLETE) == 0
+    for release, obj in (("clReleaseEvent", ev), ("clReleaseKernel", k), ("clReleaseMemObject", buf),
+                         ("clReleaseCommandQueue", q)):
+        assert getattr(CL, release)(obj) == 0

@@ -696,11 +696,13 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
 
 
 cdef int32_t n_retain_event(size_t h) noexcept nogil:
-    return noted("clRetainEvent", h, retain_event(h))
+    return noted("clRetainEvent", h, checked_first(retain_event(h), "clRetainEvent", h, PYPLAT_KIND_EVENT,
+                                                   CL_INVALID_EVENT))
 
 
 cdef int32_t n_release_event(size_t h) noexcept nogil:
-    return noted("clReleaseEvent", h, release_event(h))
+    return noted("clReleaseEvent", h, checked_first(release_event(h), "clReleaseEvent", h, PYPLAT_KIND_EVENT,
+                                                    CL_INVALID_EVENT))
 
 
 cdef int32_t retain_event(size_t h) noexcept nogil:

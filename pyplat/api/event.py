@@ -35,7 +35,7 @@ def return_event(event, address):
 
 @entry
 def clWaitForEvents(num_events, event_list):
-    check(num_events and event_list, cl.CL_INVALID_VALUE, "no events to wait for")
+    raise_refusal(_native.events_refusal(num_events or 0, event_list or 0))   # (the native entry's rules)
     events = handles.lookup_array(num_events, event_list, Event, cl.CL_INVALID_EVENT)
     context = events[0].context
     for e in events:

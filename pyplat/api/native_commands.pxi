@@ -457,8 +457,14 @@ DEF MEM_SIZE = CL_MEM_SIZE
 
 cdef int32_t n_mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
                         size_t size_ret) noexcept nogil:
+    return checked_first(mem_info(mem, param, size, value, size_ret), "clGetMemObjectInfo", mem, PYPLAT_KIND_MEM,
+                         CL_INVALID_MEM_OBJECT)
+
+
+cdef int32_t mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
+                      size_t size_ret) noexcept nogil:
     """clGetMemObjectInfo of a buffer's size or flags (pyopencl reads Buffer.size through it),
-    from its native record. Other queries, bad handles and short buffers: the Python entry."""
+    from its native record. Other queries and short buffers: the Python entry."""
     cdef nmem_t *m
     cdef uint64_t answer
     if (param != MEM_SIZE and param != MEM_FLAGS) or (value != 0 and size < 8):

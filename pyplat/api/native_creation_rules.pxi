@@ -51,8 +51,8 @@ cdef int host_ptr_valid(uint64_t flags, size_t host_ptr, refusal_t *why) noexcep
     CL_MEM_COPY_HOST_PTR are set in flags or if host_ptr is not NULL but CL_MEM_COPY_HOST_PTR or
     CL_MEM_USE_HOST_PTR are not set in flags."""
     if ((flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0) != (host_ptr != 0):
-        return refuse(why, CL_INVALID_HOST_PTR, "host_ptr must be given exactly when USE_HOST_PTR or COPY_HOST_PTR is set",
-                      0, 0)
+        return refuse(why, CL_INVALID_HOST_PTR,
+                      "host_ptr must be given exactly when USE_HOST_PTR or COPY_HOST_PTR is set", 0, 0)
     return 1
 
 

@@ -78,6 +78,43 @@ cdef int event_context_valid(size_t queue_context, size_t event_context, refusal
     return 1
 
 
+cdef int events_given(uint32_t n_events, size_t events, refusal_t *why) noexcept nogil:
+    """Spec (clWaitForEvents): CL_INVALID_VALUE if num_events is zero or event_list is NULL (its
+    events: handle_valid with CL_INVALID_EVENT)."""
+    if n_events == 0 or events == 0:
+        return refuse(why, CL_INVALID_VALUE, "no events to wait for", 0, 0)
+    return 1
+
+
+cdef int32_t checked_first(int32_t r, const char *entry, size_t h, int kind, int32_t code) noexcept nogil:
+    """What an entry whose Python entry looks its handle h up first answers: r, unless r is
+    PYPLAT_DEFER and h is no handle of `kind` -- then its refusal, the Python entry's first
+    (looked up again only here, off the entry's own path)."""
+    cdef refusal_t why
+    cdef int valid
+    if r != PYPLAT_DEFER:
+        return r
+    pthread_mutex_lock(&tab_lock)
+    valid = handle_valid(h, tab_find(h), kind, code, &why)
+    pthread_mutex_unlock(&tab_lock)
+    return PYPLAT_DEFER if valid else refused(entry, &why, h, 0)
+
+
+cdef size_t checked_first_made(size_t made, const char *entry, size_t h, int kind, int32_t code,
+                               size_t errcode_ret) noexcept nogil:
+    """checked_first for a creation (made: its handle, or PYPLAT_DEFER_HANDLE): a refusal is
+    NULL with its code through errcode_ret."""
+    cdef int32_t r
+    if made != <size_t>PYPLAT_DEFER_HANDLE:
+        return made
+    r = checked_first(PYPLAT_DEFER, entry, h, kind, code)
+    if r == PYPLAT_DEFER:
+        return <size_t>PYPLAT_DEFER_HANDLE
+    if errcode_ret != 0:
+        (<int32_t *>errcode_ret)[0] = r
+    return 0
+
+
 # The faces for the Python entries: None, or the refusal (code, reason) they raise.
 
 cdef dict class_kinds = {}
@@ -103,6 +140,11 @@ def handle_refusal(size_t address, cls, int32_t code):
         handle_valid(address, NULL, kind, code, &why)   # (its kind, but no such object to be had)
     pthread_mutex_unlock(&tab_lock)
     return why.code, refusal_reason(&why)
+
+
+def events_refusal(uint32_t n_events, size_t events):
+    cdef refusal_t why
+    return refusal_of(events_given(n_events, events, &why), &why)
 
 
 def wait_list_refusal(uint32_t n_events, size_t events):
