@@ -15,10 +15,12 @@ kind, an owned reference to the core object (read by Python callers, holding the
 queues, kernels, events and buffers a native reference (queue core, kernel slot, command, buffer
 record: read by the n_* functions without the GIL) with the context. Handle memory is this module's (new_handle,
 drop_handle; pyplat/api/handles.py is the Python face), so a handle is checked without Python
-and a foreign or stale pointer is never read. Each n_* function answers the common case and returns
+and a foreign or stale pointer is never read. Each n_* function answers the common case, refuses
+what the rules written once for both entries refuse (native_handle_rules.pxi,
+native_buffer_rules.pxi, native_creation_rules.pxi, the runtime's launch_sizes.pxi), and returns
 PYPLAT_DEFER otherwise, having changed nothing; the caller then runs the Python implementation,
-which gives the spec's codes and messages and primes the state the next native call needs (a
-validated geometry, a holding plan, a queue holding references for events).
+which answers what needs Python and primes the state the next native call needs (a validated
+geometry, a holding plan, a queue holding references for events).
 
 An event the fast path hands out is a native handle (the API layer's handle layout,
 icd/pyplat_handle.h, then an OpenCL count and its queue core); the table maps it to its

@@ -3,7 +3,8 @@
 # clCreateCommandQueue and clCreateCommandQueueWithProperties natively (docs/runtime.md, "Fast
 # path"), for valid plain requests: a context whose application references are counted in the
 # table, one of its devices whose driver a queue made in Python started already, properties
-# limited to OUT_OF_ORDER / PROFILING. Everything else (errors included) is the Python entry's.
+# limited to OUT_OF_ORDER / PROFILING. A context or device that is no handle of its kind is
+# refused here (queue_made); everything else (other errors included) is the Python entry's.
 #
 # A queue made here has no core object: its handle's entry holds the runtime's queue core
 # (qcore_t, with a tracker of its own), which is all the native enqueue entries, clFlush and
