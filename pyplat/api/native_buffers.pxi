@@ -82,20 +82,17 @@ cdef size_t n_create_buffer(size_t context, uint64_t flags, uint64_t size, size_
     cdef pyplat_handle *h = NULL
     cdef char *raw = NULL
     cdef size_t ctx_id = 0
-    cdef uint64_t max_alloc = 0
-    cdef int valid, host_memory = -1
     cdef refusal_t why
-    pthread_mutex_lock(&tab_lock)
-    e = tab_find(context)
-    valid = handle_valid(context, e, PYPLAT_KIND_CONTEXT, CL_INVALID_CONTEXT, &why)    # (native_handle_rules.pxi)
-    if valid and e.ptr != NULL:
-        max_alloc, host_memory = (<nctx_t *>e.ptr).max_alloc, (<nctx_t *>e.ptr).host_memory
-    pthread_mutex_unlock(&tab_lock)
-    if valid and host_memory < 0:
-        return <size_t>PYPLAT_DEFER_HANDLE             # (a context with no record: Python's)
-    if not (valid and buffer_request_valid(flags, size, max_alloc, host_ptr, &why)):
+    # The context's record read without the table lock (the caller holds the context for the
+    # call, and a record's limits never change: native_table_reads.pxi): one locked pass only,
+    # the one that publishes the buffer.
+    x = <nctx_t *>tab_read_ptr(context, PYPLAT_KIND_CONTEXT)
+    if x == NULL:                          # no context (refused), or one with no record (Python's)
+        return checked_first_made(<size_t>PYPLAT_DEFER_HANDLE, "clCreateBuffer", context, PYPLAT_KIND_CONTEXT,
+                                  CL_INVALID_CONTEXT, errcode_ret)                 # (native_handle_rules.pxi)
+    if not buffer_request_valid(flags, size, x.max_alloc, host_ptr, &why):         # (native_creation_rules.pxi)
         return created_or_refused("clCreateBuffer", &why, context, errcode_ret)
-    if not host_memory:
+    if not x.host_memory:
         return <size_t>PYPLAT_DEFER_HANDLE             # (its devices' memory: Python's)
     if not flags & MEM_ACCESS_BITS:
         flags |= CL_MEM_READ_WRITE
