@@ -1,11 +1,12 @@
 # Part of pyplat/api/_native.pyx (included there): the native buffer commands --
 # clEnqueueWriteBuffer, clEnqueueReadBuffer, clEnqueueCopyBuffer, clEnqueueFillBuffer and
-# clEnqueueMarkerWithWaitList, clEnqueueBarrierWithWaitList -- answered without the GIL for buffers of contexts whose devices all work in host memory (docs/runtime.md,
-# "Fast path"). Each refuses what the rules refuse (native_buffer_rules.pxi, shared with the
-# Python entries) itself, and defers to the Python entry (api/enqueue.py) only what it cannot do
-# here: handles it has no native record of, and buffers or queues that do not hold what native
-# commands need yet (the Python entry primes them: a buffer's record gets its hold, hold_memory;
-# a queue the hold its native events need).
+# clEnqueueMarkerWithWaitList, clEnqueueBarrierWithWaitList -- answered without the GIL for
+# buffers of contexts whose devices all work in host memory (docs/runtime.md, "Fast path"). Each
+# refuses what the rules refuse (native_handle_rules.pxi, native_buffer_rules.pxi, shared with
+# the Python entries) itself, in the Python entry's order, and defers to the Python entry
+# (api/enqueue.py) only what it cannot do here: valid handles it has no native record of, and
+# buffers or queues that do not hold what native commands need yet (the Python entry primes
+# them: a buffer's record gets its hold, hold_memory; a queue the hold its native events need).
 
 
 cdef struct nmem_t:               # a buffer as the fast path sees it (made with its handle)
