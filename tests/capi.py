@@ -41,6 +41,26 @@ class _API:
 
 
 CL = _API()
+_python_entries = {}
+
+
+def native_entry(name):
+    """The native entry of `name` alone (pyplat/api/_native.pyx: what the shim calls before
+    taking the GIL), which answers PYPLAT_DEFER (PYPLAT_DEFER_HANDLE) when it leaves a call to
+    the Python entry."""
+    from pyplat.api import _native
+    _, ret_kind, arg_kinds = CL._slots[name]
+    proto = ctypes.CFUNCTYPE(bridge.CTYPES[ret_kind], *[bridge.CTYPES[k] for _, k in arg_kinds])
+    return proto(_native.fast_path_entries()[name])
+
+
+def python_entry(name):
+    """The Python implementation of `name` alone, wrapped as the bridge wraps it (no native
+    entry before it): what a native entry's answer is compared with."""
+    if name not in _python_entries:
+        _, ret_kind, arg_kinds = CL._slots[name]
+        _python_entries[name] = bridge.make_callback(name, ret_kind, arg_kinds, IMPLEMENTED[name])
+    return _python_entries[name]
 
 
 def addr(obj):

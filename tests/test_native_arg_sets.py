@@ -8,7 +8,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
+from capi import CL, addr, err, python_entry
 from clobjects import make_buffer, make_context, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native
@@ -27,9 +27,10 @@ def native_setarg(kernel, index, size, value_address):
 
 
 def test_handles_of_another_kind_released_or_foreign_are_left_to_python():
-    """The kernel is read in its handle's memory: a buffer or queue handle given as the kernel,
-    a released kernel and a buffer of another context are not answered natively, and the
-    Python entry gives the spec's codes."""
+    """The kernel is read in its handle's memory: a buffer handle given as the kernel, junk and
+    a released kernel are refused natively with the Python entry's code (native_handle_rules.pxi);
+    a buffer of another context is not answered natively, and the Python entry gives the spec's
+    code."""
     ctx, dev = make_context()
     other, _ = make_context()
     try:
@@ -40,9 +41,9 @@ def test_handles_of_another_kind_released_or_foreign_are_left_to_python():
         assert e.value == 0
         buf, foreign = make_buffer(ctx, 64), make_buffer(other, 64)
         value = ctypes.c_int32(7)
-        assert native_setarg(0x10, 1, 4, addr(value)) == _native.DEFER   # (never read there)
-        assert native_setarg(buf, 1, 4, addr(value)) == _native.DEFER
-        assert CL.clSetKernelArg(buf, 1, 4, addr(value)) == cl.CL_INVALID_KERNEL
+        assert native_setarg(0x10, 1, 4, addr(value)) == cl.CL_INVALID_KERNEL   # (never read there)
+        assert native_setarg(buf, 1, 4, addr(value)) == cl.CL_INVALID_KERNEL
+        assert python_entry("clSetKernelArg")(buf, 1, 4, addr(value)) == cl.CL_INVALID_KERNEL
         held = ctypes.c_size_t(foreign)
         assert native_setarg(k, 0, 8, addr(held)) == _native.DEFER
         assert CL.clSetKernelArg(k, 0, 8, addr(held)) == cl.CL_INVALID_MEM_OBJECT
@@ -58,8 +59,8 @@ def test_handles_of_another_kind_released_or_foreign_are_left_to_python():
         assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), 0, 0, 0, 0) == 0
         assert read(q, buf, 64, np.int32).tolist() == [7] * 16
         assert CL.clReleaseKernel(k) == 0
-        assert native_setarg(k, 1, 4, addr(value)) == _native.DEFER
-        assert CL.clSetKernelArg(k, 1, 4, addr(value)) == cl.CL_INVALID_KERNEL
+        assert native_setarg(k, 1, 4, addr(value)) == cl.CL_INVALID_KERNEL
+        assert python_entry("clSetKernelArg")(k, 1, 4, addr(value)) == cl.CL_INVALID_KERNEL
         for obj in (buf, foreign):
             assert CL.clReleaseMemObject(obj) == 0
         assert CL.clReleaseCommandQueue(q) == 0 and CL.clReleaseProgram(prog) == 0

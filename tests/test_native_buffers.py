@@ -7,7 +7,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
+from capi import CL, addr, err, python_entry
 from clobjects import context_and_program, make_buffer, make_context, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native
@@ -67,29 +67,39 @@ def test_plain_requests_are_answered_natively_with_zeroed_aligned_bytes(env):
     CL.clReleaseCommandQueue(q)
 
 
-def test_what_is_not_plain_is_left_to_the_python_entry_untouched(env):
+def refusal(fn, *args):
+    """(handle, errcode_ret) of a creation that is refused."""
+    e = I32(777)
+    return fn(*args, addr(e)), e.value
+
+
+def test_requests_the_rules_refuse_are_refused_natively_as_by_the_python_entry(env):
+    """native_creation_rules.pxi: the native entry refuses with the Python entry's code itself
+    (the context first: native_handle_rules.pxi)."""
     ctx, _, _ = env
     data = np.zeros(16, dtype=np.int32)
-    bad = [(ctx, cl.CL_MEM_READ_ONLY | cl.CL_MEM_WRITE_ONLY, 64, 0),          # two access flags
-           (ctx, cl.CL_MEM_COPY_HOST_PTR, 64, 0),                            # no host pointer
-           (ctx, 0, 64, data.ctypes.data),                                   # a pointer not wanted
-           (ctx, cl.CL_MEM_USE_HOST_PTR | cl.CL_MEM_COPY_HOST_PTR, 64, data.ctypes.data),
-           (ctx, 1 << 40, 64, 0),                                            # unknown flag
-           (ctx, 0, 0, 0),                                                   # size 0
-           (ctx + 8, 0, 64, 0), (0, 0, 64, 0)]                               # not a context
-    for args in bad:
-        e = I32(777)
-        assert native_create(*args, addr(e)) == DEFER_HANDLE
-        assert e.value == 777
     dev_limit = U64()
     devs = S()
     assert CL.clGetContextInfo(ctx, cl.CL_CONTEXT_DEVICES, 8, addr(devs), 0) == 0
     assert CL.clGetDeviceInfo(devs.value, cl.CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8, addr(dev_limit), 0) == 0
-    e = I32(777)
-    assert native_create(ctx, 0, dev_limit.value + 1, 0, addr(e)) == DEFER_HANDLE and e.value == 777
-    e = err()
-    assert not CL.clCreateBuffer(ctx, 0, dev_limit.value + 1, 0, addr(e))
-    assert e.value == cl.CL_INVALID_BUFFER_SIZE
+    bad = [((ctx, cl.CL_MEM_READ_ONLY | cl.CL_MEM_WRITE_ONLY, 64, 0), cl.CL_INVALID_VALUE),    # two access flags
+           ((ctx, cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS, 64, 0), cl.CL_INVALID_VALUE),
+           ((ctx, cl.CL_MEM_COPY_HOST_PTR, 64, 0), cl.CL_INVALID_HOST_PTR),                 # no host pointer
+           ((ctx, 0, 64, data.ctypes.data), cl.CL_INVALID_HOST_PTR),                        # a pointer not wanted
+           ((ctx, cl.CL_MEM_USE_HOST_PTR | cl.CL_MEM_COPY_HOST_PTR, 64, data.ctypes.data), cl.CL_INVALID_VALUE),
+           ((ctx, 1 << 40, 64, 0), cl.CL_INVALID_VALUE),                                    # unknown flag
+           ((ctx, 0, 0, 0), cl.CL_INVALID_BUFFER_SIZE),
+           ((ctx, 0, dev_limit.value + 1, 0), cl.CL_INVALID_BUFFER_SIZE),
+           ((ctx, cl.CL_MEM_COPY_HOST_PTR, 0, 0), cl.CL_INVALID_BUFFER_SIZE),               # size before host_ptr
+           ((ctx + 8, 0, 64, 0), cl.CL_INVALID_CONTEXT), ((0, 0, 64, 0), cl.CL_INVALID_CONTEXT),
+           ((devs.value, 3, 0, 0), cl.CL_INVALID_CONTEXT)]                                  # the context first
+    for args, code in bad:
+        assert refusal(native_create, *args) == (0, code), args
+        assert refusal(python_entry("clCreateBuffer"), *args) == (0, code), args
+    # CL_MEM_KERNEL_READ_AND_WRITE is a flag the table knows: made natively too
+    b = created(ctx, cl.CL_MEM_KERNEL_READ_AND_WRITE, 64)
+    assert info(b, cl.CL_MEM_FLAGS, U64) == cl.CL_MEM_KERNEL_READ_AND_WRITE | cl.CL_MEM_READ_WRITE
+    assert CL.clReleaseMemObject(b) == 0
 
 
 def test_a_native_buffer_holds_its_context_as_a_python_one_does(env):
@@ -310,21 +320,29 @@ def test_sub_buffers_made_natively_of_native_and_python_parents(env):
     CL.clReleaseCommandQueue(q)
 
 
-def test_sub_buffer_requests_the_native_entry_leaves_to_python(env):
+def test_sub_buffer_requests_the_rules_refuse_are_refused_natively(env):
     ctx, _, _ = env
-    ro = created(ctx, cl.CL_MEM_READ_ONLY, 4096)
+    ro = created(ctx, cl.CL_MEM_READ_ONLY | cl.CL_MEM_HOST_READ_ONLY, 4096)
     region = (S * 2)(0, 256)
-    bad = [(ro, cl.CL_MEM_WRITE_ONLY, cl.CL_BUFFER_CREATE_TYPE_REGION, addr(region)),   # vs read-only
-           (ro, cl.CL_MEM_COPY_HOST_PTR, cl.CL_BUFFER_CREATE_TYPE_REGION, addr(region)),
-           (ro, 0, 0x1234, addr(region)), (ro, 0, cl.CL_BUFFER_CREATE_TYPE_REGION, 0)]
-    for origin, size in ((4, 64), (0, 0), (4096, 128), (0, 8192)):
-        bad.append((ro, 0, cl.CL_BUFFER_CREATE_TYPE_REGION, addr((S * 2)(origin, size))))
-    sub = sub_of(ro, 0, 256)
-    bad.append((sub, 0, cl.CL_BUFFER_CREATE_TYPE_REGION, addr(region)))            # of a sub-buffer
-    for args in bad:
-        e = I32(777)
-        assert native_sub(*args, addr(e)) == DEFER_HANDLE and e.value == 777
-        e = err()
-        assert not CL.clCreateSubBuffer(*args, addr(e)) and e.value < 0            # Python's code
+    region_type = cl.CL_BUFFER_CREATE_TYPE_REGION
+    bad = [((ro, cl.CL_MEM_WRITE_ONLY, region_type, addr(region)), cl.CL_INVALID_VALUE),    # vs read-only
+           ((ro, cl.CL_MEM_HOST_WRITE_ONLY, region_type, addr(region)), cl.CL_INVALID_VALUE),
+           ((ro, cl.CL_MEM_COPY_HOST_PTR, region_type, addr(region)), cl.CL_INVALID_VALUE),
+           ((ro, 1 << 40, region_type, addr(region)), cl.CL_INVALID_VALUE),
+           ((ro, 0, 0x1234, addr(region)), cl.CL_INVALID_VALUE), ((ro, 0, region_type, 0), cl.CL_INVALID_VALUE),
+           ((0, 0, region_type, addr(region)), cl.CL_INVALID_MEM_OBJECT),
+           ((ctx, 0, region_type, addr(region)), cl.CL_INVALID_MEM_OBJECT)]
+    regions = []                                                  # (kept while used)
+    for (origin, size), code in (((4, 64), cl.CL_MISALIGNED_SUB_BUFFER_OFFSET), ((0, 0), cl.CL_INVALID_BUFFER_SIZE),
+                                 ((4096, 128), cl.CL_INVALID_VALUE), ((0, 8192), cl.CL_INVALID_VALUE),
+                                 ((1 << 63, 1 << 63), cl.CL_INVALID_VALUE)):
+        regions.append((S * 2)(origin, size))
+        bad.append(((ro, 0, region_type, addr(regions[-1])), code))
+    sub = sub_of(ro, 0, 256, cl.CL_MEM_HOST_NO_ACCESS)           # (host flags given: made natively)
+    assert info(sub, cl.CL_MEM_FLAGS, U64) == cl.CL_MEM_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS
+    bad.append(((sub, 0, region_type, addr(region)), cl.CL_INVALID_MEM_OBJECT))          # of a sub-buffer
+    for args, code in bad:
+        assert refusal(native_sub, *args) == (0, code), args
+        assert refusal(python_entry("clCreateSubBuffer"), *args) == (0, code), args
     CL.clReleaseMemObject(sub)
     CL.clReleaseMemObject(ro)

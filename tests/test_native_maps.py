@@ -9,7 +9,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
+from capi import CL, addr, err, python_entry
 from clobjects import context_and_program, make_buffer, make_context, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native
@@ -178,12 +178,12 @@ def test_native_and_python_mappings_are_one_set(env):
     p3, code = map_buffer(q, buf, 512, 64, blocking=True, waits=[gate])
     assert code == 0 and p3 == p + 512 and map_count(buf) == 3
     assert unmap(q, buf, p3, fn=native_unmap) == 0                       # ... unmapped natively
-    # a native map unmapped by the Python entry (a wait list of an event of another context
-    # makes the native entry defer; Python says CL_INVALID_CONTEXT and keeps the mapping)
+    # an unmap with an event of another context in its wait list: CL_INVALID_CONTEXT from
+    # either entry (native_handle_rules.pxi), the mapping kept
     other_ctx, _ = make_context()
     foreign = user_event(other_ctx)
-    assert unmap(q, buf, p, waits=[foreign], fn=native_unmap) == _native.DEFER
-    assert unmap(q, buf, p, waits=[foreign]) == cl.CL_INVALID_CONTEXT
+    assert unmap(q, buf, p, waits=[foreign], fn=native_unmap) == cl.CL_INVALID_CONTEXT
+    assert unmap(q, buf, p, waits=[foreign], fn=python_entry("clEnqueueUnmapMemObject")) == cl.CL_INVALID_CONTEXT
     assert CL.clFinish(q) == 0 and map_count(buf) == 2
     CL.clReleaseEvent(foreign)
     CL.clReleaseContext(other_ctx)
@@ -201,7 +201,7 @@ def test_native_and_python_mappings_are_one_set(env):
     CL.clReleaseCommandQueue(q)
 
 
-def test_rules_refuse_natively_and_unknown_handles_stay_the_python_entries(env):
+def test_rules_refuse_natively_and_unknown_pointers_stay_the_python_entries(env):
     ctx, dev, _ = env
     q = make_queue(ctx, dev)
     buf = make_buffer(ctx, 1024)
@@ -231,10 +231,9 @@ def test_rules_refuse_natively_and_unknown_handles_stay_the_python_entries(env):
                        ((read_only, 0, 16, cl.CL_MAP_WRITE), cl.CL_INVALID_OPERATION),
                        ((0, 0, 16, cl.CL_MAP_READ), cl.CL_INVALID_MEM_OBJECT)):
         b, offset, size, flags = args
-        # the rules' refusals come from the native entry itself (native_buffer_rules.pxi), a
-        # handle it does not know is the Python entry's to report
-        native = (DEFER_HANDLE, UNTOUCHED) if code == cl.CL_INVALID_MEM_OBJECT else (0, code)
-        assert map_buffer(q, b, offset, size, flags, fn=native_map) == native
+        # the rules' refusals come from the native entry itself (native_buffer_rules.pxi,
+        # native_handle_rules.pxi)
+        assert map_buffer(q, b, offset, size, flags, fn=native_map) == (0, code)
         assert map_buffer(q, b, offset, size, flags) == (0, code)
     assert unmap(q, buf, p) == 0 and CL.clFinish(q) == 0
     assert map_count(buf) == 0 and map_count(other) == 0 and map_count(sub) == 0

@@ -69,9 +69,10 @@ def test_the_entries_answer_natively_without_adopting(env):
     assert event_status(u) == cl.CL_COMPLETE
     assert handles.peek(u) is None
     assert native_release(u) == 0
-    # a bad context: not answered here, and errcode_ret untouched; the public entry reports it
+    # a bad context: refused here (native_handle_rules.pxi) as by the public entry
     e = err()
-    assert native_create(12345, addr(e)) == DEFER_HANDLE and e.value == 12345
+    assert native_create(12345, addr(e)) == 0 and e.value == cl.CL_INVALID_CONTEXT     # (refused natively)
+    e.value = 12345
     assert CL.clCreateUserEvent(12345, addr(e)) == 0 and e.value == cl.CL_INVALID_CONTEXT
 
 

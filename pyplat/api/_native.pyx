@@ -15,10 +15,12 @@ kind, an owned reference to the core object (read by Python callers, holding the
 queues, kernels, events and buffers a native reference (queue core, kernel slot, command, buffer
 record: read by the n_* functions without the GIL) with the context. Handle memory is this module's (new_handle,
 drop_handle; pyplat/api/handles.py is the Python face), so a handle is checked without Python
-and a foreign or stale pointer is never read. Each n_* function answers the common case and returns
+and a foreign or stale pointer is never read. Each n_* function answers the common case, refuses
+what the rules written once for both entries refuse (native_handle_rules.pxi,
+native_buffer_rules.pxi, native_creation_rules.pxi, the runtime's launch_sizes.pxi), and returns
 PYPLAT_DEFER otherwise, having changed nothing; the caller then runs the Python implementation,
-which gives the spec's codes and messages and primes the state the next native call needs (a
-validated geometry, a holding plan, a queue holding references for events).
+which answers what needs Python and primes the state the next native call needs (a validated
+geometry, a holding plan, a queue holding references for events).
 
 An event the fast path hands out is a native handle (the API layer's handle layout,
 icd/pyplat_handle.h, then an OpenCL count and its queue core); the table maps it to its
@@ -381,8 +383,10 @@ cdef class KernelSlot:
 
 
 include "native_refusals.pxi"          # a native entry's error with its reason
+include "native_handle_rules.pxi"      # the handles' rules (unknown, released, another kind), for both entries
 include "native_logging.pxi"           # PYPLAT_DEBUG=events for the native entries
 include "native_buffer_rules.pxi"      # the buffer commands' argument rules, for both entries
+include "native_creation_rules.pxi"    # clCreateBuffer's and clCreateSubBuffer's rules, for both entries
 include "native_commands.pxi"
 include "native_buffers.pxi"
 include "native_maps.pxi"             # clEnqueueMapBuffer, clEnqueueUnmapMemObject; the mapping tables
@@ -499,18 +503,8 @@ def lookup(size_t address, cls, int error):
     if obj is None and unadopted and adopt_missing is not None:
         obj = adopt_missing(address)
     if obj is None or not isinstance(obj, cls):
-        raise CLError(error, _not_a(address, cls, obj))
+        raise CLError(*handle_refusal(address, cls, error))     # (native_handle_rules.pxi)
     return obj
-
-
-def _not_a(size_t address, cls, obj):
-    """The reason of a failed lookup, in the words of the object the caller wanted."""
-    wanted = ("an " if cls.__name__[0] in "AEIOU" else "a ") + cls.__name__     # (an Event)
-    if address == 0:
-        return f"NULL where {wanted} handle is needed"
-    if obj is not None:
-        return f"{address:#x} is {type(obj).__name__}, not {wanted}"
-    return f"{address:#x} is not {wanted} handle (never made here, or released)"
 
 
 include "native_fork.pxi"
@@ -598,50 +592,52 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
     cdef nevent_t *s = NULL
     cdef uint64_t geo[9]
     cdef uint32_t i, n = 0
-    cdef int empty = 0, ok = 0, r, n_foreign = 0
-    cdef refusal_t why
+    cdef int empty = 0, ok = 0, r, n_foreign = 0, waits_taken = 0
+    cdef refusal_t why, waits_why
     cdef size_t no_work_items[3]
-    if (n_events == 0) != (events == 0) or n_events > MAX_NATIVE_WAITS:
-        return PYPLAT_DEFER
     if global_size == 0:
         # OpenCL 2.1 on: a NULL global size is a zero-sized launch, which "will trivially
         # succeed after its event dependencies are satisfied" (the error it was is deprecated)
         memset(no_work_items, 0, sizeof(no_work_items))
         global_size = <size_t>no_work_items
-    # handles -> references, under the table lock
+    # handles -> references, under the table lock, in the Python entry's order (the queue, the
+    # kernel; the wait list after the sizes, below)
     pthread_mutex_lock(&tab_lock)
     e = tab_find(queue)
-    if e != NULL and e.kind == PYPLAT_KIND_QUEUE and e.ptr != NULL:
+    if not handle_valid(queue, e, PYPLAT_KIND_QUEUE, CL_INVALID_COMMAND_QUEUE, &why):   # (native_handle_rules.pxi)
+        ok = -1
+    else:
         q = <qcore_t *>e.ptr
         e = tab_find(kernel)
-        if e != NULL and e.kind == PYPLAT_KIND_KERNEL and e.ptr != NULL:
+        if not handle_valid(kernel, e, PYPLAT_KIND_KERNEL, CL_INVALID_KERNEL, &why):
+            ok = -1
+        elif q != NULL and e.ptr != NULL:
             ks = <kslot_t *>e.ptr
             slot_lock(<kargs_t *>ks.args)  # (to the reference taken below: native_arg_sets.pxi)
             p = ks.plan
             if p != NULL and p.context == q.context:
                 ok = 1
-                while n < n_events:
-                    e = tab_find((<size_t *>events)[n])
-                    if e == NULL or e.kind != PYPLAT_KIND_EVENT or e.ptr == NULL or e.context != q.context:
-                        ok = 0
-                        break
-                    waits[n] = <cmd_t *>e.ptr
-                    cmd_incref(waits[n])
-                    n += 1
-    if ok:
+                waits_taken = waits_take_locked(waits, n_events, events, q.context, &waits_why)
+                n = n_events if waits_taken == 1 else 0
+    if ok == 1:
         n_foreign = foreign_take_locked(ks, p, foreign)   # (native_plans.pxi)
         ok = n_foreign >= 0
-    if ok:
+    if ok == 1:
         qcore_incref(q)
         plan_incref(p)
     if ks != NULL:
         slot_unlock(<kargs_t *>ks.args)
     pthread_mutex_unlock(&tab_lock)
-    if not ok:
+    if ok != 1:
         for i in range(n):
             cmd_decref(waits[i])
-        return PYPLAT_DEFER
+        return refused("clEnqueueNDRangeKernel", &why, queue, kernel) if ok < 0 else PYPLAT_DEFER
     r = plan_start(p, q.device, work_dim, global_size, local_size, offset, geo, &empty, &why)
+    if r == 1 and waits_taken != 1:        # the sizes passed: the wait list's turn
+        hold_done(p.hold)
+        r = -2 if waits_taken < 0 else 0
+        if r:
+            why = waits_why
     if r == 1 and n_foreign and not foreign_use(foreign, n_foreign):   # (native_plans.pxi)
         hold_done(p.hold)
         r = 0
@@ -702,11 +698,13 @@ cdef int32_t n_ndrange(size_t queue, size_t kernel, uint32_t work_dim, size_t of
 
 
 cdef int32_t n_retain_event(size_t h) noexcept nogil:
-    return noted("clRetainEvent", h, retain_event(h))
+    return noted("clRetainEvent", h, checked_first(retain_event(h), "clRetainEvent", h, PYPLAT_KIND_EVENT,
+                                                   CL_INVALID_EVENT))
 
 
 cdef int32_t n_release_event(size_t h) noexcept nogil:
-    return noted("clReleaseEvent", h, release_event(h))
+    return noted("clReleaseEvent", h, checked_first(release_event(h), "clReleaseEvent", h, PYPLAT_KIND_EVENT,
+                                                    CL_INVALID_EVENT))
 
 
 cdef int32_t retain_event(size_t h) noexcept nogil:

@@ -61,7 +61,7 @@ def _submit(queue, command_type, command, num_events, event_list, event, retain=
 
 def _buffer_of(queue, address):
     buffer = lookup_buffer(address)
-    check(buffer.context is queue.context, cl.CL_INVALID_CONTEXT, "buffer and queue in different contexts")
+    raise_refusal(_native.buffer_context_refusal(buffer.context is queue.context))
     return buffer
 
 
@@ -393,7 +393,7 @@ def clEnqueueWaitForEvents(command_queue, num_events, event_list):
     # OpenCL 1.1: "CL_INVALID_EVENT if event objects specified in event_list are not valid
     # events" (its event_list is no wait list: not CL_INVALID_EVENT_WAIT_LIST).
     for e in handles.lookup_array(num_events, event_list, Event, cl.CL_INVALID_EVENT):
-        check(e.context is queue.context, cl.CL_INVALID_CONTEXT, "event from another context")
+        raise_refusal(_native.event_context_refusal(e.context is queue.context))
     _submit(queue, cl.CL_COMMAND_BARRIER, None, num_events, event_list, 0, barrier=True)
 
 

@@ -2,9 +2,9 @@
 import ctypes
 
 from pyplat import cl
-from pyplat.api import handles, info
+from pyplat.api import _native, handles, info
 from pyplat.api.entry import entry
-from pyplat.api.errors import CLError, check, error_name
+from pyplat.api.errors import CLError, check, error_name, raise_refusal
 from pyplat.core.context import Context
 from pyplat.core.event import Event, UserEvent
 
@@ -17,12 +17,11 @@ def lookup_event(address):
 
 def wait_list(num_events, event_list, context=None):
     """Validate an enqueue's wait list: the events, all of the queue's context."""
-    check(bool(num_events) == bool(event_list), cl.CL_INVALID_EVENT_WAIT_LIST,
-          "num_events_in_wait_list and event_wait_list disagree")
+    raise_refusal(_native.wait_list_refusal(num_events or 0, event_list or 0))   # (the native entries' rules)
     events = handles.lookup_array(num_events, event_list, Event, cl.CL_INVALID_EVENT_WAIT_LIST)
     if context is not None:
         for e in events:
-            check(e.context is context, cl.CL_INVALID_CONTEXT, "event from another context")
+            raise_refusal(_native.event_context_refusal(e.context is context))
     return events
 
 
@@ -36,7 +35,7 @@ def return_event(event, address):
 
 @entry
 def clWaitForEvents(num_events, event_list):
-    check(num_events and event_list, cl.CL_INVALID_VALUE, "no events to wait for")
+    raise_refusal(_native.events_refusal(num_events or 0, event_list or 0))   # (the native entry's rules)
     events = handles.lookup_array(num_events, event_list, Event, cl.CL_INVALID_EVENT)
     context = events[0].context
     for e in events:

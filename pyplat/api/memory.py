@@ -1,18 +1,16 @@
-"""Buffers and sub-buffers: creation with the spec's flag rules, info, destructor callbacks."""
+"""Buffers and sub-buffers: creation with the spec's flag rules (api/native_creation_rules.pxi, which the
+native entries refuse with too), info, destructor callbacks."""
 import ctypes
 
 from pyplat import cl
 from pyplat.api import _native, handles, info
 from pyplat.api.entry import entry
-from pyplat.api.errors import CLError, check
+from pyplat.api.errors import CLError, check, raise_refusal
 from pyplat.core.context import Context
 from pyplat.core import memory as core_memory
-from pyplat.core.memory import ALIGNMENT, Buffer
+from pyplat.core.memory import Buffer
 
 ACCESS = cl.CL_MEM_READ_WRITE | cl.CL_MEM_WRITE_ONLY | cl.CL_MEM_READ_ONLY
-HOST_PTR = cl.CL_MEM_USE_HOST_PTR | cl.CL_MEM_ALLOC_HOST_PTR | cl.CL_MEM_COPY_HOST_PTR
-HOST_ACCESS = cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_READ_ONLY | cl.CL_MEM_HOST_NO_ACCESS
-KNOWN = ACCESS | HOST_PTR | HOST_ACCESS | cl.CL_MEM_KERNEL_READ_AND_WRITE
 
 IMAGE_TYPES = (cl.CL_MEM_OBJECT_IMAGE1D, cl.CL_MEM_OBJECT_IMAGE1D_BUFFER, cl.CL_MEM_OBJECT_IMAGE2D,
                cl.CL_MEM_OBJECT_IMAGE3D, cl.CL_MEM_OBJECT_IMAGE1D_ARRAY, cl.CL_MEM_OBJECT_IMAGE2D_ARRAY)
@@ -33,31 +31,19 @@ def lookup_buffer(address, error=cl.CL_INVALID_MEM_OBJECT):
     return handles.lookup(address, Buffer, error)
 
 
-def _one_of(flags, group):
-    bits = flags & group
-    return bits & (bits - 1) == 0
-
-
 def check_flags(flags):
-    check(not flags & ~KNOWN, cl.CL_INVALID_VALUE, f"unknown memory flags {flags & ~KNOWN:#x}")
-    check(_one_of(flags, ACCESS), cl.CL_INVALID_VALUE, "more than one of READ_WRITE/READ_ONLY/WRITE_ONLY")
-    check(_one_of(flags, HOST_ACCESS), cl.CL_INVALID_VALUE, "more than one CL_MEM_HOST_* access flag")
-    check(not (flags & cl.CL_MEM_USE_HOST_PTR and flags & (cl.CL_MEM_ALLOC_HOST_PTR | cl.CL_MEM_COPY_HOST_PTR)),
-          cl.CL_INVALID_VALUE, "CL_MEM_USE_HOST_PTR excludes ALLOC_HOST_PTR and COPY_HOST_PTR")
+    raise_refusal(_native.mem_flags_refusal(flags))          # (api/native_creation_rules.pxi)
 
 
 def _create(context, properties, flags, size, host_ptr):
     ctx = handles.lookup(context, Context, cl.CL_INVALID_CONTEXT)
     pairs, flat = info.read_properties(properties)
     check(not pairs, cl.CL_INVALID_PROPERTY, "PyPlat knows no buffer properties")
-    check_flags(flags)
+    # flags, size, host_ptr: the rules the native clCreateBuffer refuses with
+    limit = min(d.max_mem_alloc_size for d in ctx.devices)
+    raise_refusal(_native.buffer_refusal(flags, size, limit, host_ptr or 0))
     if not flags & ACCESS:
         flags |= cl.CL_MEM_READ_WRITE
-    limit = min(d.max_mem_alloc_size for d in ctx.devices)
-    check(0 < size <= limit, cl.CL_INVALID_BUFFER_SIZE, f"size {size} is 0 or above {limit}")
-    wants_ptr = bool(flags & (cl.CL_MEM_USE_HOST_PTR | cl.CL_MEM_COPY_HOST_PTR))
-    check(bool(host_ptr) == wants_ptr, cl.CL_INVALID_HOST_PTR,
-          "host_ptr must be given exactly when USE_HOST_PTR or COPY_HOST_PTR is set")
     buffer = Buffer(ctx, flags, size, host_ptr, flat if properties else [])
     return handles.created(buffer, handles.MEM)
 
@@ -86,32 +72,11 @@ def clCreateBufferWithProperties(context, properties, flags, size, host_ptr, err
 @entry
 def clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret):
     parent = lookup_buffer(buffer)
-    check(parent.parent is None, cl.CL_INVALID_MEM_OBJECT, "buffer is itself a sub-buffer")
-    check(not flags & ~KNOWN, cl.CL_INVALID_VALUE, "unknown memory flags")
-    check(not flags & HOST_PTR, cl.CL_INVALID_VALUE, "host pointer flags are inherited, not given")
-    check(_one_of(flags, ACCESS) and _one_of(flags, HOST_ACCESS), cl.CL_INVALID_VALUE, "conflicting flags")
-    p = parent.flags
-    if flags & (cl.CL_MEM_READ_WRITE | cl.CL_MEM_READ_ONLY):
-        check(not p & cl.CL_MEM_WRITE_ONLY, cl.CL_INVALID_VALUE, "parent is write-only")
-    if flags & (cl.CL_MEM_READ_WRITE | cl.CL_MEM_WRITE_ONLY):
-        check(not p & cl.CL_MEM_READ_ONLY, cl.CL_INVALID_VALUE, "parent is read-only")
-    if flags & cl.CL_MEM_HOST_WRITE_ONLY:
-        check(not p & cl.CL_MEM_HOST_READ_ONLY, cl.CL_INVALID_VALUE, "parent is host-read-only")
-    if flags & cl.CL_MEM_HOST_READ_ONLY:
-        check(not p & cl.CL_MEM_HOST_WRITE_ONLY, cl.CL_INVALID_VALUE, "parent is host-write-only")
-    if flags & (cl.CL_MEM_HOST_WRITE_ONLY | cl.CL_MEM_HOST_READ_ONLY):
-        check(not p & cl.CL_MEM_HOST_NO_ACCESS, cl.CL_INVALID_VALUE, "parent has no host access")
-    check(buffer_create_type == cl.CL_BUFFER_CREATE_TYPE_REGION, cl.CL_INVALID_VALUE,
-          "buffer_create_type must be CL_BUFFER_CREATE_TYPE_REGION")
-    check(buffer_create_info, cl.CL_INVALID_VALUE, "buffer_create_info is NULL")
+    raise_refusal(_native.sub_buffer_refusal(parent.parent is not None, parent.flags, parent.size, flags,
+                                             buffer_create_type, buffer_create_info or 0))
     origin, size = (ctypes.c_size_t * 2).from_address(buffer_create_info)
-    check(size > 0, cl.CL_INVALID_BUFFER_SIZE, "region size is 0")
-    check(origin + size <= parent.size, cl.CL_INVALID_VALUE, "region is outside the buffer")
-    check(origin % ALIGNMENT == 0, cl.CL_MISALIGNED_SUB_BUFFER_OFFSET,
-          f"origin must be a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN ({ALIGNMENT} bytes)")
-    inherited = p & (HOST_PTR | (0 if flags & ACCESS else ACCESS) | (0 if flags & HOST_ACCESS else HOST_ACCESS))
-    sub = Buffer(parent.context, flags | inherited, size, parent.host_ptr + origin if parent.host_ptr else 0,
-                 parent=parent, origin=origin)
+    sub = Buffer(parent.context, _native.sub_buffer_flags(flags, parent.flags), size,
+                 parent.host_ptr + origin if parent.host_ptr else 0, parent=parent, origin=origin)
     return handles.created(sub, handles.MEM)
 
 

@@ -76,10 +76,6 @@ cdef int map_valid(uint64_t map_flags, uint64_t buffer_flags, refusal_t *why) no
 
 # The faces for the Python entries: None, or the refusal (code, reason) they raise.
 
-cdef object refusal_of(int passed, refusal_t *why):
-    return None if passed else (why.code, refusal_reason(why))
-
-
 def transfer_refusal(uint64_t buffer_size, uint64_t offset, uint64_t size, size_t ptr, uint64_t flags, bint writes):
     """clEnqueueReadBuffer / clEnqueueWriteBuffer (writes: into the buffer)."""
     cdef refusal_t why

@@ -23,13 +23,7 @@
 # ---------------------------------------------------------------------------------------------
 from libc.string cimport memset as _memset
 
-DEF MEM_ACCESS_BITS = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY
-DEF MEM_HOST_ACCESS_BITS = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS
-DEF MEM_HOST_PTR_BITS = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR
-DEF MEM_SIMPLE_BITS = MEM_ACCESS_BITS | MEM_HOST_ACCESS_BITS | MEM_HOST_PTR_BITS
-                                     # the bits above; anything else (KERNEL_READ_AND_WRITE, unknown
-                                     # bits) is the Python entry's
-DEF BASE_ALIGN = 128                 # devices/spaces.py's ALIGNMENT (checked at import below)
+# (the flag masks and BASE_ALIGN: native_creation_rules.pxi)
 
 
 cdef struct nctx_t:               # what n_create_buffer needs of a context (ContextRecord)
@@ -68,26 +62,38 @@ def context_record(context, uint64_t max_alloc, bint host_memory):
     return rec
 
 
-cdef inline int one_bit_at_most(uint64_t bits) noexcept nogil:
-    return bits & (bits - 1) == 0
+cdef size_t created_or_refused(const char *entry, refusal_t *why, size_t first, size_t errcode_ret) noexcept nogil:
+    """A creation refused: its code through errcode_ret, and no handle."""
+    cdef int32_t r = refused(entry, why, first, 0)
+    if errcode_ret != 0:
+        (<int32_t *>errcode_ret)[0] = r
+    return 0
 
 
 cdef size_t n_create_buffer(size_t context, uint64_t flags, uint64_t size, size_t host_ptr,
                             size_t errcode_ret) noexcept nogil:
-    """clCreateBuffer of a valid, plain request in a host-memory context; PYPLAT_DEFER_HANDLE for
-    anything else (errors included: the Python entry reports them)."""
+    """clCreateBuffer: refused as the rules refuse it (a context not in the table; then
+    native_creation_rules.pxi), made here in a host-memory context; PYPLAT_DEFER_HANDLE for a
+    context with no native record, one whose devices do not work in host memory, and memory not
+    to be had (the Python entry then tries, and says CL_OUT_OF_HOST_MEMORY if it cannot)."""
     cdef hent_t *e
     cdef nctx_t *x
     cdef nmem_t *m
     cdef pyplat_handle *h = NULL
     cdef char *raw = NULL
     cdef size_t ctx_id = 0
-    cdef bint wants_ptr = (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0
-    if (flags & ~(<uint64_t>MEM_SIMPLE_BITS) or not one_bit_at_most(flags & MEM_ACCESS_BITS)
-            or not one_bit_at_most(flags & MEM_HOST_ACCESS_BITS) or wants_ptr != (host_ptr != 0)
-            or (flags & CL_MEM_USE_HOST_PTR and flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
-            or size == 0):
-        return <size_t>PYPLAT_DEFER_HANDLE
+    cdef refusal_t why
+    # The context's record read without the table lock (the caller holds the context for the
+    # call, and a record's limits never change: native_table_reads.pxi): one locked pass only,
+    # the one that publishes the buffer.
+    x = <nctx_t *>tab_read_ptr(context, PYPLAT_KIND_CONTEXT)
+    if x == NULL:                          # no context (refused), or one with no record (Python's)
+        return checked_first_made(<size_t>PYPLAT_DEFER_HANDLE, "clCreateBuffer", context, PYPLAT_KIND_CONTEXT,
+                                  CL_INVALID_CONTEXT, errcode_ret)                 # (native_handle_rules.pxi)
+    if not buffer_request_valid(flags, size, x.max_alloc, host_ptr, &why):         # (native_creation_rules.pxi)
+        return created_or_refused("clCreateBuffer", &why, context, errcode_ret)
+    if not x.host_memory:
+        return <size_t>PYPLAT_DEFER_HANDLE             # (its devices' memory: Python's)
     if not flags & MEM_ACCESS_BITS:
         flags |= CL_MEM_READ_WRITE
     m = <nmem_t *>calloc(1, sizeof(nmem_t))
@@ -250,50 +256,48 @@ def adopt_buffer(size_t h, factory):
 
 cdef size_t n_create_sub_buffer(size_t buffer, uint64_t flags, uint32_t create_type, size_t info,
                                 size_t errcode_ret) noexcept nogil:
-    """clCreateSubBuffer of a region with at most an access flag, of a buffer with a native
-    record; PYPLAT_DEFER_HANDLE for anything else (errors included). The sub-buffer holds one
-    count on its parent's entry and one on its context's, as its core Buffer would hold core
-    references; its record a reference to the parent's, which keeps the bytes."""
+    """clCreateSubBuffer: refused as the rules refuse it (a buffer not in the table; then
+    native_creation_rules.pxi), made here of a buffer with a native record that the application
+    holds, in a context it holds; PYPLAT_DEFER_HANDLE otherwise (and for memory not to be had).
+    The sub-buffer holds one count on its parent's entry and one on its context's, as its core
+    Buffer would hold core references; its record a reference to the parent's, which keeps the
+    bytes."""
     cdef hent_t *e
     cdef hent_t *ce
-    cdef nmem_t *p
+    cdef nmem_t *p = NULL
     cdef nmem_t *m
     cdef pyplat_handle *h = NULL
-    cdef uint64_t origin, size, pflags
+    cdef uint64_t pflags
     cdef size_t ctx_id = 0
-    if (create_type != CL_BUFFER_CREATE_TYPE_REGION or info == 0 or flags & ~(<uint64_t>MEM_ACCESS_BITS)
-            or not one_bit_at_most(flags)):
-        return <size_t>PYPLAT_DEFER_HANDLE
-    origin, size = (<size_t *>info)[0], (<size_t *>info)[1]
-    if size == 0 or origin % BASE_ALIGN:
-        return <size_t>PYPLAT_DEFER_HANDLE
+    cdef int valid
+    cdef refusal_t why
     m = <nmem_t *>calloc(1, sizeof(nmem_t))
-    if m == NULL:
-        return <size_t>PYPLAT_DEFER_HANDLE
     pthread_mutex_lock(&tab_lock)
     e = tab_find(buffer)
-    if e != NULL and e.kind == PYPLAT_KIND_MEM and e.ptr != NULL and e.api_refs > 0:
+    valid = handle_valid(buffer, e, PYPLAT_KIND_MEM, CL_INVALID_MEM_OBJECT, &why)     # (native_handle_rules.pxi)
+    if valid and e.ptr != NULL:
         p = <nmem_t *>e.ptr
         pflags = p.flags
+        valid = sub_request_valid(p.is_sub, pflags, p.size, flags, create_type, info, &why)
         ce = tab_find(p.context_handle) if p.context_handle != 0 else NULL
-        if (not p.is_sub and size <= p.size and origin <= p.size - size and ce != NULL
-                and ce.kind == PYPLAT_KIND_CONTEXT and ce.api_refs > 0
-                and not (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY) and pflags & CL_MEM_WRITE_ONLY)
-                and not (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY) and pflags & CL_MEM_READ_ONLY)):
+        if (valid and m != NULL and e.api_refs > 0 and ce != NULL and ce.kind == PYPLAT_KIND_CONTEXT
+                and ce.api_refs > 0):
             h = <pyplat_handle *>hmem_take_locked()
     if h == NULL:
         pthread_mutex_unlock(&tab_lock)
         free(m)
+        if not valid:
+            return created_or_refused("clCreateSubBuffer", &why, buffer, errcode_ret)
         return <size_t>PYPLAT_DEFER_HANDLE
     e.api_refs += 1                                      # its counts on its parent and context
     ce.api_refs += 1
     ctx_id = e.context
     pp_add(&p.refs, 1)
     pthread_mutex_init(&m.lock, NULL)
-    m.refs, m.size, m.address, m.root, m.is_sub = 1, size, p.address + origin, p.root, 1
-    # inherited: the host-pointer and host-access flags, and the access flags if none are given
-    m.flags = flags | (pflags & (MEM_HOST_PTR_BITS | MEM_HOST_ACCESS_BITS | (0 if flags else MEM_ACCESS_BITS)))
-    m.parent, m.parent_handle, m.origin, m.context_handle = p, buffer, origin, p.context_handle
+    m.origin, m.size = (<size_t *>info)[0], (<size_t *>info)[1]        # (read by the rules)
+    m.refs, m.address, m.root, m.is_sub = 1, p.address + m.origin, p.root, 1
+    m.flags = sub_flags(flags, pflags)                                  # (native_creation_rules.pxi)
+    m.parent, m.parent_handle, m.context_handle = p, buffer, p.context_handle
     hold_init(&m.hold, &m.lock)
     hold_pin(&m.hold)
     publish_locked(h, PYPLAT_KIND_MEM, HF_NATIVE, m, ctx_id, 1)

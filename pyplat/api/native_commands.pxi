@@ -1,11 +1,12 @@
 # Part of pyplat/api/_native.pyx (included there): the native buffer commands --
 # clEnqueueWriteBuffer, clEnqueueReadBuffer, clEnqueueCopyBuffer, clEnqueueFillBuffer and
-# clEnqueueMarkerWithWaitList, clEnqueueBarrierWithWaitList -- answered without the GIL for buffers of contexts whose devices all work in host memory (docs/runtime.md,
-# "Fast path"). Each refuses what the rules refuse (native_buffer_rules.pxi, shared with the
-# Python entries) itself, and defers to the Python entry (api/enqueue.py) only what it cannot do
-# here: handles it has no native record of, and buffers or queues that do not hold what native
-# commands need yet (the Python entry primes them: a buffer's record gets its hold, hold_memory;
-# a queue the hold its native events need).
+# clEnqueueMarkerWithWaitList, clEnqueueBarrierWithWaitList -- answered without the GIL for
+# buffers of contexts whose devices all work in host memory (docs/runtime.md, "Fast path"). Each
+# refuses what the rules refuse (native_handle_rules.pxi, native_buffer_rules.pxi, shared with
+# the Python entries) itself, in the Python entry's order, and defers to the Python entry
+# (api/enqueue.py) only what it cannot do here: valid handles it has no native record of, and
+# buffers or queues that do not hold what native commands need yet (the Python entry primes
+# them: a buffer's record gets its hold, hold_memory; a queue the hold its native events need).
 
 
 cdef struct nmem_t:               # a buffer as the fast path sees it (made with its handle)
@@ -136,6 +137,8 @@ cdef struct ncall_t:              # a native command call's references, taken fr
     int n_mem
     cmd_t *waits[MAX_NATIVE_WAITS]
     uint32_t n_waits
+    int waits_taken               # 1: the wait list is held; 0: it is Python's; -1: refused
+    refusal_t waits_why           # (-1) why
 
 
 cdef void ncall_release(ncall_t *a) noexcept nogil:
@@ -147,47 +150,89 @@ cdef void ncall_release(ncall_t *a) noexcept nogil:
     qcore_decref(a.q)
 
 
+cdef int waits_take_locked(cmd_t **waits, uint32_t n_events, size_t events, size_t context,
+                           refusal_t *why) noexcept nogil:
+    """(tab_lock held) A wait list's commands, of a queue of `context`, in the Python entries'
+    order (api/event.py wait_list: the list, every event, then their contexts): 1 with a
+    reference to each; -1 if the rules refuse the list (why); 0 if Python is to say (an event
+    with no native record, or more than MAX_NATIVE_WAITS). Nothing held unless 1."""
+    cdef hent_t *e
+    cdef uint32_t n
+    cdef int taken = n_events <= MAX_NATIVE_WAITS
+    if not wait_list_given(n_events, events, why):                 # (native_handle_rules.pxi)
+        return -1
+    for n in range(n_events):
+        if not handle_valid((<size_t *>events)[n], tab_find((<size_t *>events)[n]), PYPLAT_KIND_EVENT,
+                            CL_INVALID_EVENT_WAIT_LIST, why):
+            return -1
+    for n in range(n_events):
+        e = tab_find((<size_t *>events)[n])
+        if e.ptr == NULL or e.context == 0:
+            taken = 0                      # its context is Python's to compare (the same
+        elif not event_context_valid(context, e.context, why):     # refusal, whichever comes first)
+            return -1
+        elif taken:
+            waits[n] = <cmd_t *>e.ptr
+    if taken:
+        for n in range(n_events):
+            cmd_incref(waits[n])
+    return taken
+
+
 cdef int ncall_take(ncall_t *a, size_t queue, int n_mem, size_t mem0, size_t mem1, uint32_t n_events,
-                    size_t events) noexcept nogil:
-    """Handles -> references (queue, n_mem (0-2) buffers of its context, the wait list's events
-    of its context). 1 if all are native handles; else 0, holding nothing."""
+                    size_t events, refusal_t *why) noexcept nogil:
+    """Handles -> references, checked in the Python entries' order (the queue, each buffer with
+    its context, then -- after the command's own rules, which the caller checks -- the wait
+    list): 1 with the queue and the n_mem (0-2) buffers held (native records of one context)
+    and a.waits_taken saying whether the wait list is too (ncall_waits_end: when it is not); -1
+    if a handle is refused (why), 0 if Python is to answer, holding nothing."""
     cdef hent_t *e
     cdef size_t mems[2]
-    cdef int i, ok = 0
-    cdef uint32_t n
-    if (n_events == 0) != (events == 0) or n_events > MAX_NATIVE_WAITS:
-        return 0
+    cdef int i, r = 1
     mems[0], mems[1] = mem0, mem1
-    a.n_mem, a.n_waits = 0, 0
+    a.n_mem, a.n_waits, a.waits_taken = 0, 0, 0
     pthread_mutex_lock(&tab_lock)
     e = tab_find(queue)
-    if e != NULL and e.kind == PYPLAT_KIND_QUEUE and e.ptr != NULL:
-        a.q = <qcore_t *>e.ptr
-        ok = 1
+    if not handle_valid(queue, e, PYPLAT_KIND_QUEUE, CL_INVALID_COMMAND_QUEUE, why):
+        r = -1
+    else:
+        a.q = <qcore_t *>e.ptr             # (NULL: Python's queue, whose context is not known here)
         for i in range(n_mem):
             e = tab_find(mems[i])
-            if e == NULL or e.kind != PYPLAT_KIND_MEM or e.ptr == NULL or e.context != a.q.context:
-                ok = 0
+            if not handle_valid(mems[i], e, PYPLAT_KIND_MEM, CL_INVALID_MEM_OBJECT, why):
+                r = -1
+            elif a.q == NULL or e.ptr == NULL or e.context == 0:
+                r = 0                      # (Python compares its context before the next one)
+            elif not buffer_context_valid(a.q.context, e.context, why):
+                r = -1
+            if r != 1:
                 break
             a.m[i] = <nmem_t *>e.ptr
             a.n_mem += 1
-        n = 0
-        while ok and n < n_events:
-            e = tab_find((<size_t *>events)[n])
-            if e == NULL or e.kind != PYPLAT_KIND_EVENT or e.ptr == NULL or e.context != a.q.context:
-                ok = 0
-                break
-            a.waits[n] = <cmd_t *>e.ptr
-            n += 1
-        if ok:
-            qcore_incref(a.q)
-            for i in range(a.n_mem):
-                pp_add(&a.m[i].refs, 1)
-            for n in range(n_events):
-                cmd_incref(a.waits[n])
-            a.n_waits = n_events
+        if r == 1 and a.q == NULL:
+            r = 0
+    if r == 1:
+        a.waits_taken = waits_take_locked(a.waits, n_events, events, a.q.context, &a.waits_why)
+        a.n_waits = n_events if a.waits_taken == 1 else 0
+        qcore_incref(a.q)
+        for i in range(a.n_mem):
+            pp_add(&a.m[i].refs, 1)
     pthread_mutex_unlock(&tab_lock)
-    return ok
+    return r
+
+
+cdef int32_t ncall_waits_end(ncall_t *a, const char *entry, size_t first, size_t second) noexcept nogil:
+    """The command's own rules passed but its wait list is not held (a.waits_taken 0 or -1):
+    let go of a's references; the wait list's refusal, or PYPLAT_DEFER."""
+    ncall_release(a)
+    if a.waits_taken < 0:
+        return refused(entry, &a.waits_why, first, second)
+    return PYPLAT_DEFER
+
+
+cdef int32_t ncall_refused(int taken, const char *entry, refusal_t *why, size_t first, size_t second) noexcept nogil:
+    """What an entry answers when ncall_take did not take the call (taken -1 or 0)."""
+    return refused(entry, why, first, second) if taken < 0 else PYPLAT_DEFER
 
 
 cdef void publish_event(nevent_t *s, qcore_t *q, cmd_t *c, uint32_t command_type,
@@ -277,18 +322,20 @@ cdef int32_t n_transfer(size_t queue, size_t buffer, uint32_t blocking, uint64_t
     cdef nmem_t *m
     cdef cmd_t *c
     cdef refusal_t why
-    # A blocking call waits natively only without a wait list: then nothing can fail it (the
-    # queue's order passes no failure on), and an event of a wait list that fails meanwhile
-    # stays the Python entry's to report. Never block holding the GIL.
-    if blocking and (n_events != 0 or PyGILState_Check()):
-        return PYPLAT_DEFER
-    if not ncall_take(&a, queue, 1, buffer, 0, n_events, events):
-        return PYPLAT_DEFER
+    cdef const char *name = "clEnqueueWriteBuffer" if to_buffer else "clEnqueueReadBuffer"
+    cdef int taken = ncall_take(&a, queue, 1, buffer, 0, n_events, events, &why)
+    if taken != 1:
+        return ncall_refused(taken, name, &why, queue, buffer)
     m = a.m[0]
     if not (region_valid(m.size, offset, size, &why) and pointer_given(ptr, &why)
             and host_may(m.flags, to_buffer, &why)):                 # (native_buffer_rules.pxi)
         ncall_release(&a)
-        return refused("clEnqueueWriteBuffer" if to_buffer else "clEnqueueReadBuffer", &why, queue, buffer)
+        return refused(name, &why, queue, buffer)
+    # A blocking call waits natively only without a wait list: then nothing can fail it (the
+    # queue's order passes no failure on), and an event of a wait list that fails meanwhile
+    # stays the Python entry's to report. Never block holding the GIL.
+    if a.waits_taken != 1 or (blocking and (n_events != 0 or PyGILState_Check())):
+        return ncall_waits_end(&a, name, queue, buffer)
     c = cmd_new(K_COPY)
     if c == NULL:
         ncall_release(&a)
@@ -323,13 +370,16 @@ cdef int32_t n_copy(size_t queue, size_t src, size_t dst, uint64_t src_offset, u
     cdef char *s
     cdef char *d
     cdef refusal_t why
-    if not ncall_take(&a, queue, 2, src, dst, n_events, events):
-        return PYPLAT_DEFER
+    cdef int taken = ncall_take(&a, queue, 2, src, dst, n_events, events, &why)
+    if taken != 1:
+        return ncall_refused(taken, "clEnqueueCopyBuffer", &why, queue, src)
     s, d = a.m[0].address + src_offset, a.m[1].address + dst_offset
     if not (region_valid(a.m[0].size, src_offset, size, &why) and region_valid(a.m[1].size, dst_offset, size, &why)
             and copy_apart(<size_t>s, <size_t>d, size, &why)):      # (native_buffer_rules.pxi)
         ncall_release(&a)
         return refused("clEnqueueCopyBuffer", &why, queue, src)
+    if a.waits_taken != 1:
+        return ncall_waits_end(&a, "clEnqueueCopyBuffer", queue, src)
     c = cmd_new(K_COPY)
     if c == NULL:
         ncall_release(&a)
@@ -349,12 +399,15 @@ cdef int32_t n_fill(size_t queue, size_t buffer, size_t pattern, uint64_t patter
     cdef access_t acc[1]
     cdef cmd_t *c
     cdef refusal_t why
-    if not ncall_take(&a, queue, 1, buffer, 0, n_events, events):
-        return PYPLAT_DEFER
+    cdef int taken = ncall_take(&a, queue, 1, buffer, 0, n_events, events, &why)
+    if taken != 1:
+        return ncall_refused(taken, "clEnqueueFillBuffer", &why, queue, buffer)
     if not (fill_pattern_valid(pattern, pattern_size, offset, size, &why)
             and region_valid(a.m[0].size, offset, size, &why)):     # (native_buffer_rules.pxi)
         ncall_release(&a)
         return refused("clEnqueueFillBuffer", &why, queue, buffer)
+    if a.waits_taken != 1:
+        return ncall_waits_end(&a, "clEnqueueFillBuffer", queue, buffer)
     c = cmd_new(K_FILL)
     if c == NULL:
         ncall_release(&a)
@@ -369,8 +422,12 @@ cdef int32_t n_marker(size_t queue, uint32_t n_events, size_t events, size_t eve
     """A marker: with no wait list it waits for every earlier command of the queue."""
     cdef ncall_t a
     cdef cmd_t *c
-    if not ncall_take(&a, queue, 0, 0, 0, n_events, events):
-        return PYPLAT_DEFER
+    cdef refusal_t why
+    cdef int taken = ncall_take(&a, queue, 0, 0, 0, n_events, events, &why)
+    if taken != 1:
+        return ncall_refused(taken, "clEnqueueMarkerWithWaitList", &why, queue, 0)
+    if a.waits_taken != 1:
+        return ncall_waits_end(&a, "clEnqueueMarkerWithWaitList", queue, 0)
     c = cmd_new(K_NOP)
     if c == NULL:
         ncall_release(&a)
@@ -382,8 +439,12 @@ cdef int32_t n_barrier(size_t queue, uint32_t n_events, size_t events, size_t ev
     """A barrier: later commands of the queue wait for it, it for every earlier one."""
     cdef ncall_t a
     cdef cmd_t *c
-    if not ncall_take(&a, queue, 0, 0, 0, n_events, events):
-        return PYPLAT_DEFER
+    cdef refusal_t why
+    cdef int taken = ncall_take(&a, queue, 0, 0, 0, n_events, events, &why)
+    if taken != 1:
+        return ncall_refused(taken, "clEnqueueBarrierWithWaitList", &why, queue, 0)
+    if a.waits_taken != 1:
+        return ncall_waits_end(&a, "clEnqueueBarrierWithWaitList", queue, 0)
     c = cmd_new(K_NOP)
     if c == NULL:
         ncall_release(&a)
@@ -397,8 +458,14 @@ DEF MEM_SIZE = CL_MEM_SIZE
 
 cdef int32_t n_mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
                         size_t size_ret) noexcept nogil:
+    return checked_first(mem_info(mem, param, size, value, size_ret), "clGetMemObjectInfo", mem, PYPLAT_KIND_MEM,
+                         CL_INVALID_MEM_OBJECT)
+
+
+cdef int32_t mem_info(size_t mem, uint32_t param, uint64_t size, size_t value,
+                      size_t size_ret) noexcept nogil:
     """clGetMemObjectInfo of a buffer's size or flags (pyopencl reads Buffer.size through it),
-    from its native record. Other queries, bad handles and short buffers: the Python entry."""
+    from its native record. Other queries and short buffers: the Python entry."""
     cdef nmem_t *m
     cdef uint64_t answer
     if (param != MEM_SIZE and param != MEM_FLAGS) or (value != 0 and size < 8):

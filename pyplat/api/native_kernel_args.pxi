@@ -190,6 +190,11 @@ cdef int pend_plan_values(kargs_t *ka, plan_t *p) noexcept nogil:
 
 
 cdef int32_t n_setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept nogil:
+    return checked_first(setarg(kernel, index, size, value), "clSetKernelArg", kernel, PYPLAT_KIND_KERNEL,
+                         CL_INVALID_KERNEL)
+
+
+cdef int32_t setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) noexcept nogil:
     """clSetKernelArg (see the top of this file)."""
     cdef hent_t *e
     cdef hent_t *me
@@ -607,8 +612,14 @@ cdef void wg_learn_locked(kargs_t *ka, size_t device, uint64_t wg_size, uint64_t
 
 cdef int32_t n_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint64_t size, size_t value,
                               size_t size_ret) noexcept nogil:
+    return checked_first(kernel_wg_info(kernel, device, param, size, value, size_ret), "clGetKernelWorkGroupInfo",
+                         kernel, PYPLAT_KIND_KERNEL, CL_INVALID_KERNEL)
+
+
+cdef int32_t kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint64_t size, size_t value,
+                            size_t size_ret) noexcept nogil:
     """clGetKernelWorkGroupInfo of the per-kernel constants, for a device the Python entry
-    answered for before (learn_work_group_info). Other queries, handles and short buffers: the
+    answered for before (learn_work_group_info). Other queries, devices and short buffers: the
     Python entry."""
     cdef pyplat_handle *h
     cdef kslot_t *k
@@ -652,6 +663,12 @@ cdef int32_t n_kernel_wg_info(size_t kernel, size_t device, uint32_t param, uint
 
 cdef int32_t n_kernel_info(size_t kernel, uint32_t param, uint64_t size, size_t value,
                            size_t size_ret) noexcept nogil:
+    return checked_first(kernel_info(kernel, param, size, value, size_ret), "clGetKernelInfo", kernel,
+                         PYPLAT_KIND_KERNEL, CL_INVALID_KERNEL)
+
+
+cdef int32_t kernel_info(size_t kernel, uint32_t param, uint64_t size, size_t value,
+                         size_t size_ret) noexcept nogil:
     """clGetKernelInfo(CL_KERNEL_NUM_ARGS); the rest is the Python entry's."""
     cdef kslot_t *k
     cdef int n = -1

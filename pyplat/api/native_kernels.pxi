@@ -84,8 +84,13 @@ cdef kargs_t *kargs_copy(kproto_t *pr) noexcept nogil:
 
 
 cdef size_t n_create_kernel(size_t program, size_t name, size_t errcode_ret) noexcept nogil:
+    return checked_first_made(create_kernel(program, name, errcode_ret), "clCreateKernel", program,
+                              PYPLAT_KIND_PROGRAM, CL_INVALID_PROGRAM, errcode_ret)
+
+
+cdef size_t create_kernel(size_t program, size_t name, size_t errcode_ret) noexcept nogil:
     """clCreateKernel of a kernel name whose layout is known; PYPLAT_DEFER_HANDLE for anything
-    else (errors included: the Python entry reports them)."""
+    else (errors of a valid program included: the Python entry reports them)."""
     cdef hent_t *e
     cdef nprog_t *np = NULL
     cdef kproto_t *pr = NULL

@@ -201,6 +201,15 @@ cdef void maps_drop(nmaps_t *t, uint64_t id) noexcept nogil:
     pthread_mutex_unlock(&t.lock)
 
 
+cdef size_t map_answer(int32_t r, size_t errcode_ret) noexcept nogil:
+    """A map not made: its refusal's code through errcode_ret and a NULL pointer, or deferred."""
+    if r == PYPLAT_DEFER:
+        return <size_t>PYPLAT_DEFER_HANDLE
+    if errcode_ret != 0:
+        (<int32_t *>errcode_ret)[0] = r
+    return 0
+
+
 cdef size_t n_map(size_t queue, size_t buffer, uint32_t blocking, uint64_t flags, uint64_t offset,
                   uint64_t size, uint32_t n_events, size_t events, size_t event,
                   size_t errcode_ret) noexcept nogil:
@@ -217,17 +226,13 @@ cdef size_t n_map(size_t queue, size_t buffer, uint32_t blocking, uint64_t flags
     cdef uint64_t id
     cdef int32_t r
     cdef refusal_t why
-    if blocking and (n_events != 0 or PyGILState_Check()):     # (as n_transfer)
-        return <size_t>PYPLAT_DEFER_HANDLE
-    if not ncall_take(&a, queue, 1, buffer, 0, n_events, events):
-        return <size_t>PYPLAT_DEFER_HANDLE
+    cdef int taken = ncall_take(&a, queue, 1, buffer, 0, n_events, events, &why)
+    if taken != 1:
+        return map_answer(ncall_refused(taken, "clEnqueueMapBuffer", &why, queue, buffer), errcode_ret)
     m = a.m[0]
     if not (region_valid(m.size, offset, size, &why) and map_valid(flags, m.flags, &why)):
         ncall_release(&a)                      # (native_buffer_rules.pxi)
-        r = refused("clEnqueueMapBuffer", &why, queue, buffer)
-        if errcode_ret != 0:
-            (<int32_t *>errcode_ret)[0] = r
-        return 0
+        return map_answer(refused("clEnqueueMapBuffer", &why, queue, buffer), errcode_ret)
     pointer = m.address + offset
     t = NULL
     if not m.is_sub and <size_t>pointer != <size_t>PYPLAT_DEFER_HANDLE:
@@ -236,6 +241,11 @@ cdef size_t n_map(size_t queue, size_t buffer, uint32_t blocking, uint64_t flags
         ncall_release(&a)
         return <size_t>PYPLAT_DEFER_HANDLE
     id = maps_add(t, 0, pointer, size, flags)
+    if (id != 0 and id != MAPS_NO_MEMORY
+            and (a.waits_taken != 1 or (blocking and (n_events != 0 or PyGILState_Check())))):
+        maps_drop(t, id)                       # the wait list (checked last), or a blocking call
+        maps_decref(t)                         # that must not wait here (as n_transfer)
+        return map_answer(ncall_waits_end(&a, "clEnqueueMapBuffer", queue, buffer), errcode_ret)
     c = NULL
     if id != 0 and id != MAPS_NO_MEMORY:
         c = cmd_new(K_NOP)
@@ -272,13 +282,19 @@ cdef int32_t n_unmap(size_t queue, size_t mem, size_t ptr, uint32_t n_events, si
     cdef uint64_t id = 0
     cdef int writes = 0
     cdef int32_t r
-    if not ncall_take(&a, queue, 1, mem, 0, n_events, events):
-        return PYPLAT_DEFER
+    cdef refusal_t why
+    cdef int taken = ncall_take(&a, queue, 1, mem, 0, n_events, events, &why)
+    if taken != 1:
+        return ncall_refused(taken, "clEnqueueUnmapMemObject", &why, queue, mem)
     m = a.m[0]
     if not m.is_sub:
         t = maps_of(m)
     if t != NULL:
         id = maps_begin_unmap(t, 0, <char *>ptr, &writes)
+    if id != 0 and a.waits_taken != 1:        # (the pointer passed: the wait list is checked last)
+        maps_cancel_unmap(t, id)
+        maps_decref(t)
+        return ncall_waits_end(&a, "clEnqueueUnmapMemObject", queue, mem)
     c = NULL
     if id != 0:
         c = cmd_new(K_NOP)

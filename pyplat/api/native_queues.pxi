@@ -3,7 +3,8 @@
 # clCreateCommandQueue and clCreateCommandQueueWithProperties natively (docs/runtime.md, "Fast
 # path"), for valid plain requests: a context whose application references are counted in the
 # table, one of its devices whose driver a queue made in Python started already, properties
-# limited to OUT_OF_ORDER / PROFILING. Everything else (errors included) is the Python entry's.
+# limited to OUT_OF_ORDER / PROFILING. A context or device that is no handle of its kind is
+# refused here (queue_made); everything else (other errors included) is the Python entry's.
 #
 # A queue made here has no core object: its handle's entry holds the runtime's queue core
 # (qcore_t, with a tracker of its own), which is all the native enqueue entries, clFlush and
@@ -262,23 +263,36 @@ cdef size_t create_native_queue(size_t context, size_t device, uint64_t properti
     return <size_t>nq
 
 
+cdef size_t queue_made(const char *entry, size_t made, size_t context, size_t device,
+                       size_t errcode_ret) noexcept nogil:
+    """A queue the native entry made, or not (PYPLAT_DEFER_HANDLE): then the context and the
+    device, in that order, refused if either is no handle of its kind (checked_first)."""
+    made = checked_first_made(made, entry, context, PYPLAT_KIND_CONTEXT, CL_INVALID_CONTEXT, errcode_ret)
+    return checked_first_made(made, entry, device, PYPLAT_KIND_DEVICE, CL_INVALID_DEVICE, errcode_ret)
+
+
 cdef size_t n_create_queue(size_t context, size_t device, uint64_t properties,
                            size_t errcode_ret) noexcept nogil:
     """clCreateCommandQueue."""
-    return create_native_queue(context, device, properties, 0, errcode_ret)
+    return queue_made("clCreateCommandQueue", create_native_queue(context, device, properties, 0, errcode_ret),
+                      context, device, errcode_ret)
 
 
 cdef size_t n_create_queue_with_properties(size_t context, size_t device, size_t properties,
                                            size_t errcode_ret) noexcept nogil:
-    """clCreateCommandQueueWithProperties: NULL, an empty list, or CL_QUEUE_PROPERTIES alone."""
+    """clCreateCommandQueueWithProperties: NULL, an empty list, or CL_QUEUE_PROPERTIES alone
+    (other lists: Python's, which checks them before the context and device)."""
     cdef uint64_t *p = <uint64_t *>properties
+    cdef size_t made
     if p == NULL:
-        return create_native_queue(context, device, 0, 0, errcode_ret)
-    if p[0] == 0:
-        return create_native_queue(context, device, 0, 1, errcode_ret)
-    if p[0] == CL_QUEUE_PROPERTIES and p[2] == 0:
-        return create_native_queue(context, device, p[1], 3, errcode_ret)
-    return <size_t>PYPLAT_DEFER_HANDLE
+        made = create_native_queue(context, device, 0, 0, errcode_ret)
+    elif p[0] == 0:
+        made = create_native_queue(context, device, 0, 1, errcode_ret)
+    elif p[0] == CL_QUEUE_PROPERTIES and p[2] == 0:
+        made = create_native_queue(context, device, p[1], 3, errcode_ret)
+    else:
+        return <size_t>PYPLAT_DEFER_HANDLE
+    return queue_made("clCreateCommandQueueWithProperties", made, context, device, errcode_ret)
 
 
 cdef qcore_t *release_native_queue_locked(hent_t *e, size_t h) noexcept nogil:

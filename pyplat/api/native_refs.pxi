@@ -44,20 +44,32 @@ cdef inline int32_t release_counted(size_t h, int kind) noexcept nogil:
     return r
 
 
+# What none of them answers is checked_first (native_handle_rules.pxi): a handle that is no
+# handle of the kind is refused here, as the Python entry's lookup refuses it.
+
 cdef int32_t n_retain_context(size_t h) noexcept nogil:
-    return noted("clRetainContext", h, retain_counted(h, PYPLAT_KIND_CONTEXT))
+    return noted("clRetainContext", h, checked_first(retain_counted(h, PYPLAT_KIND_CONTEXT), "clRetainContext", h,
+                                                     PYPLAT_KIND_CONTEXT, CL_INVALID_CONTEXT))
 
 
 cdef int32_t n_release_context(size_t h) noexcept nogil:
     cdef int32_t r = release_counted(h, PYPLAT_KIND_CONTEXT)
-    return noted("clReleaseContext", h, r if r != PYPLAT_DEFER else release_native_context(h))  # (native_contexts.pxi)
+    if r == PYPLAT_DEFER:
+        r = release_native_context(h)                    # (native_contexts.pxi)
+    return noted("clReleaseContext", h, checked_first(r, "clReleaseContext", h, PYPLAT_KIND_CONTEXT,
+                                                      CL_INVALID_CONTEXT))
 
 
 cdef int32_t n_retain_queue(size_t h) noexcept nogil:
-    return noted("clRetainCommandQueue", h, retain_counted(h, PYPLAT_KIND_QUEUE))
+    return noted("clRetainCommandQueue", h, checked_first(retain_counted(h, PYPLAT_KIND_QUEUE), "clRetainCommandQueue",
+                                                          h, PYPLAT_KIND_QUEUE, CL_INVALID_COMMAND_QUEUE))
 
 
 cdef int32_t n_release_queue(size_t h) noexcept nogil:
+    return checked_first(release_queue(h), "clReleaseCommandQueue", h, PYPLAT_KIND_QUEUE, CL_INVALID_COMMAND_QUEUE)
+
+
+cdef int32_t release_queue(size_t h) noexcept nogil:
     """clReleaseCommandQueue flushes the queue (the spec's implicit flush): only a queue the
     native clFlush can flush is released here; the last release of a queue made natively in
     the same pass under the table lock (native_queues.pxi)."""
@@ -84,16 +96,21 @@ cdef int32_t n_release_queue(size_t h) noexcept nogil:
 
 
 cdef int32_t n_retain_mem(size_t h) noexcept nogil:
-    return noted("clRetainMemObject", h, retain_counted(h, PYPLAT_KIND_MEM))
+    return noted("clRetainMemObject", h, checked_first(retain_counted(h, PYPLAT_KIND_MEM), "clRetainMemObject", h,
+                                                       PYPLAT_KIND_MEM, CL_INVALID_MEM_OBJECT))
 
 
 cdef int32_t n_release_mem(size_t h) noexcept nogil:
     cdef int32_t r = release_counted(h, PYPLAT_KIND_MEM)
-    return noted("clReleaseMemObject", h, r if r != PYPLAT_DEFER else release_native_buffer(h))  # (native_buffers.pxi)
+    if r == PYPLAT_DEFER:
+        r = release_native_buffer(h)                     # (native_buffers.pxi)
+    return noted("clReleaseMemObject", h, checked_first(r, "clReleaseMemObject", h, PYPLAT_KIND_MEM,
+                                                        CL_INVALID_MEM_OBJECT))
 
 
 cdef int32_t n_retain_program(size_t h) noexcept nogil:
-    return noted("clRetainProgram", h, retain_counted(h, PYPLAT_KIND_PROGRAM))
+    return noted("clRetainProgram", h, checked_first(retain_counted(h, PYPLAT_KIND_PROGRAM), "clRetainProgram", h,
+                                                     PYPLAT_KIND_PROGRAM, CL_INVALID_PROGRAM))
 
 
 cdef int32_t n_release_program(size_t h) noexcept nogil:
@@ -106,16 +123,20 @@ cdef int32_t n_release_program(size_t h) noexcept nogil:
         pthread_mutex_unlock(&tab_lock)
         if orphaned:
             return PYPLAT_DEFER
-    return noted("clReleaseProgram", h, release_counted(h, PYPLAT_KIND_PROGRAM))
+    return noted("clReleaseProgram", h, checked_first(release_counted(h, PYPLAT_KIND_PROGRAM), "clReleaseProgram", h,
+                                                      PYPLAT_KIND_PROGRAM, CL_INVALID_PROGRAM))
 
 
 cdef int32_t n_retain_kernel(size_t h) noexcept nogil:
-    return noted("clRetainKernel", h, retain_counted(h, PYPLAT_KIND_KERNEL))
+    return noted("clRetainKernel", h, checked_first(retain_counted(h, PYPLAT_KIND_KERNEL), "clRetainKernel", h,
+                                                    PYPLAT_KIND_KERNEL, CL_INVALID_KERNEL))
 
 
 cdef int32_t n_release_kernel(size_t h) noexcept nogil:
     cdef int32_t r = release_counted(h, PYPLAT_KIND_KERNEL)
-    return noted("clReleaseKernel", h, r if r != PYPLAT_DEFER else release_native_kernel(h))  # (native_kernels.pxi)
+    if r == PYPLAT_DEFER:
+        r = release_native_kernel(h)                     # (native_kernels.pxi)
+    return noted("clReleaseKernel", h, checked_first(r, "clReleaseKernel", h, PYPLAT_KIND_KERNEL, CL_INVALID_KERNEL))
 
 
 # The Python entries' side of the same count (pyplat/api/handles.py: retain, release,

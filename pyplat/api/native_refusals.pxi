@@ -29,3 +29,8 @@ cdef int32_t refused(const char *entry, const refusal_t *why, size_t first, size
     reported why (call it holding no lock: it takes the GIL)."""
     report_refusal(entry, why, first, second)
     return why.code
+
+
+cdef object refusal_of(int passed, refusal_t *why):
+    """What a rule's face gives the Python entries: None if it passed, else its (code, reason)."""
+    return None if passed else (why.code, refusal_reason(why))

@@ -21,7 +21,7 @@
 # the handle for the call (the spec's rule): the entry, and the native object it references,
 # stay while the call runs; only OTHER handles' inserts and deletes can race with it, and those
 # the count catches. A handle released before the call has no entry: the read says so and the
-# Python entry answers CL_INVALID_*, as before. The reader then uses only what is immutable for
+# entry refuses it (checked_first, native_handle_rules.pxi) as the Python entry would. The reader then uses only what is immutable for
 # the handle's life (a queue core's driver, a buffer record's size and flags, a kernel slot's
 # argument record) or read atomically (a command's status, the count of work-group records).
 # ---------------------------------------------------------------------------------------------

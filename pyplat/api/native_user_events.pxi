@@ -32,6 +32,11 @@ def set_user_event_factory(fn):
 
 
 cdef size_t n_create_user_event(size_t context, size_t errcode_ret) noexcept nogil:
+    return checked_first_made(create_user_event(context, errcode_ret), "clCreateUserEvent", context,
+                              PYPLAT_KIND_CONTEXT, CL_INVALID_CONTEXT, errcode_ret)
+
+
+cdef size_t create_user_event(size_t context, size_t errcode_ret) noexcept nogil:
     """clCreateUserEvent on a context whose application references are counted in the table;
     PYPLAT_DEFER_HANDLE (errcode_ret untouched) for anything else. One pass under the table lock:
     the context's check and reference, the handle's memory (a spare, as hmem_new), the entry."""
@@ -65,6 +70,11 @@ cdef size_t n_create_user_event(size_t context, size_t errcode_ret) noexcept nog
 
 
 cdef int32_t n_set_user_event_status(size_t event, int32_t status) noexcept nogil:
+    return checked_first(set_user_event_status(event, status), "clSetUserEventStatus", event, PYPLAT_KIND_EVENT,
+                         CL_INVALID_EVENT)
+
+
+cdef int32_t set_user_event_status(size_t event, int32_t status) noexcept nogil:
     """clSetUserEventStatus(CL_COMPLETE or an error) of a native user event set for the first
     time: its dependants run, or fail with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST. Every
     other call (another status, a second set, an adopted or Python event) is the Python entry's,

@@ -11,8 +11,8 @@ cdef int32_t n_flush(size_t queue) noexcept nogil:
     (handle_native, native_table_reads.pxi: no table probe): the caller's reference keeps it for
     the call."""
     cdef qcore_t *q = <qcore_t *>handle_native(queue, PYPLAT_KIND_QUEUE)
-    if q == NULL:
-        return PYPLAT_DEFER
+    if q == NULL:                        # (a handle that is none: refused, native_handle_rules.pxi)
+        return checked_first(PYPLAT_DEFER, "clFlush", queue, PYPLAT_KIND_QUEUE, CL_INVALID_COMMAND_QUEUE)
     q.driver.flush(q.driver)
     return CL_SUCCESS_
 
@@ -21,12 +21,11 @@ cdef int32_t n_finish(size_t queue) noexcept nogil:
     """Wait for the queue; Python clean-up due (reap lists) is left to the Python clFinish, so
     that what the program released is gone when clFinish returns. No reference is taken: the
     caller's keeps the queue for the call."""
-    cdef qcore_t *q
-    if PyGILState_Check():               # never block holding the GIL: commands may need it
-        return PYPLAT_DEFER
-    q = <qcore_t *>tab_read_ptr(queue, PYPLAT_KIND_QUEUE)
+    cdef qcore_t *q = NULL
+    if not PyGILState_Check():           # never block holding the GIL: commands may need it
+        q = <qcore_t *>tab_read_ptr(queue, PYPLAT_KIND_QUEUE)
     if q == NULL:
-        return PYPLAT_DEFER
+        return checked_first(PYPLAT_DEFER, "clFinish", queue, PYPLAT_KIND_QUEUE, CL_INVALID_COMMAND_QUEUE)
     q.driver.flush(q.driver)
     track_join(q.track)
     reclaim_orphans(1)                   # (native_plans.pxi)
@@ -46,11 +45,11 @@ cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
     cdef int failed = 0
     cdef cmd_t *c
     if n_events == 0 or events == 0 or n_events > MAX_NATIVE_WAITS or PyGILState_Check():
-        return PYPLAT_DEFER
+        return wait_refused(n_events, events)
     while n < n_events:                  # (without the table lock: the caller holds the events)
         if (not tab_read((<size_t *>events)[n], &r) or r.kind != PYPLAT_KIND_EVENT or r.ptr == NULL
                 or (n and r.context != context)):
-            return PYPLAT_DEFER
+            return wait_refused(n_events, events)
         context = r.context
         cmds[n] = <cmd_t *>r.ptr
         n += 1
@@ -65,13 +64,36 @@ cdef int32_t n_wait(uint32_t n_events, size_t events) noexcept nogil:
     return PYPLAT_DEFER if failed else CL_SUCCESS_
 
 
+cdef int32_t wait_refused(uint32_t n_events, size_t events) noexcept nogil:
+    """A wait n_wait does not answer: refused if the list or an event is refused (in the Python
+    entry's order: the list, then each event), else PYPLAT_DEFER (contexts: Python's)."""
+    cdef refusal_t why
+    cdef uint32_t n
+    cdef int valid = events_given(n_events, events, &why)           # (native_handle_rules.pxi)
+    if valid:
+        pthread_mutex_lock(&tab_lock)
+        for n in range(n_events):
+            valid = handle_valid((<size_t *>events)[n], tab_find((<size_t *>events)[n]), PYPLAT_KIND_EVENT,
+                                 CL_INVALID_EVENT, &why)
+            if not valid:
+                break
+        pthread_mutex_unlock(&tab_lock)
+    return PYPLAT_DEFER if valid else refused("clWaitForEvents", &why, 0, 0)
+
+
 DEF EVENT_COMMAND_EXECUTION_STATUS = CL_EVENT_COMMAND_EXECUTION_STATUS
 
 
 cdef int32_t n_event_info(size_t event, uint32_t param, uint64_t size, size_t value,
                           size_t size_ret) noexcept nogil:
+    return checked_first(event_info(event, param, size, value, size_ret), "clGetEventInfo", event,
+                         PYPLAT_KIND_EVENT, CL_INVALID_EVENT)
+
+
+cdef int32_t event_info(size_t event, uint32_t param, uint64_t size, size_t value,
+                        size_t size_ret) noexcept nogil:
     """clGetEventInfo of an event's execution status, the query programs poll in loops: read
-    from its command. Other queries, bad handles and short buffers are the Python entry's."""
+    from its command. Other queries and short buffers are the Python entry's."""
     cdef cmd_t *c
     cdef int32_t status
     if param != EVENT_COMMAND_EXECUTION_STATUS or (value != 0 and size < sizeof(int32_t)):

@@ -193,10 +193,7 @@ def mem_flags(name="flags"):
 
 
 def host_ptr(flags="flags", ptr="host_ptr"):
-    def ok(a):
-        return bool(a[ptr]) == bool(a[flags] & (cl.CL_MEM_USE_HOST_PTR | cl.CL_MEM_COPY_HOST_PTR))
-    return require(ok, "host_ptr must be given exactly when USE_HOST_PTR or COPY_HOST_PTR is set",
-                   cl.CL_INVALID_HOST_PTR)
+    return rule(lambda a: _native.host_ptr_refusal(a[flags], a[ptr] or 0))     # (native_creation_rules.pxi)
 
 
 def no_properties(name="properties"):
