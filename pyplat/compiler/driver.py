@@ -19,6 +19,7 @@ from . import options as _options
 from . import progvars as PV
 from . import pragmas as FPC
 from . import analysis, limits
+from .checker.instrument import Checker
 from .frontend import Frontend
 from .swizzle import SWIZZLE_TYPE_PREFIX
 from .lowering.barrier_tree import func_has_barrier
@@ -233,7 +234,7 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, c
     are emitted (callable from other units) and calls of functions only declared here stay
     external declarations, resolved by link(). target: None for the host, else the target
     whose module generator lowers the unit. checks: PYPLAT_CHECK's kinds compiled into the
-    kernels (lowering/checks.py)."""
+    kernels (the checker: checker/instrument.py, installed as the module's instrumentation)."""
     args = ["-x", "cl", "-cl-no-stdinc", "-Xclang", "-fdeclare-opencl-builtins",
             "-include", HEADER] + opts.clang_args()
     unsaved = [(SOURCE_NAME, source)]
@@ -306,7 +307,8 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, c
     if target is None:
         triple, layout = jit.target_info()
         mg = ModuleGen(opts, triple, layout)
-        mg.checks = checks
+        if checks:                 # PYPLAT_CHECK: lowering calls the checker's hooks
+            mg.instr = Checker(mg, checks)
         if "-g" in opts.flags:
             mg.line_tables = LineTables(mg.module, SOURCE_NAME)
     else:
@@ -332,10 +334,11 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=None, c
         log_prefix += _error_line(CompileError(
             "loops nested %d deep (more than %d): the program is compiled without optimisation"
             % (depth, loop_nesting.OPTIMISED_LOOP_DEPTH), deep_loop), "warning") + "\n"
-    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, mg.check_sites(),
+    check_sites = mg.instr.metadata()
+    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, check_sites,
                                                          "-cl-kernel-arg-info" in opts.flags), "regions": mg.regions,
             "unavailable": unavailable, "opt_level": opt_level}
-    if mg.check_sites() is not None or mg.line_tables is not None:
+    if check_sites is not None or mg.line_tables is not None:
         meta["lines"] = True        # source positions beyond the log's: cached for this exact text
     if mg.printf_formats:     # NVPTX: the formats of its printf records (JSON: string keys)
         meta["printf_formats"] = {str(i): list(f) for i, f in mg.printf_formats.items()}
