@@ -21,7 +21,7 @@ load's value flows, and constant shadows fold away in LLVM. The function's Build
 - phi: a shadow phi of the incoming shadows (made when first asked for, filled at the end);
 - private scalar and vector variables (FuncGen.alloca): an i32 shadow variable each (kernels
   with barriers: per-work-item variables get a shadow array after theirs), loads and stores
-  copy it; `__local` stores clear the bytes' flags when the value is undefined (checks.guard,
+  copy it; `__local` stores clear the bytes' flags when the value is undefined (CheckTable.guard,
   local_shadow.local_access);
 - not tracked (treated as defined; this can only miss a use, never invent one): arguments and
   results of calls of user functions, private arrays and structs, memory behind pointers of
@@ -29,7 +29,7 @@ load's value flows, and constant shadows fold away in LLVM. The function's Build
 
 A use is branchless: `frame[FR_UNDEFINED] = umin(frame[FR_UNDEFINED], key)`, the key
 (local linear id + 1) << 40 | use site << 20 | origin where the value is undefined, all ones
-where not; checks.group_result reports the group's smallest (report_use).
+where not; CheckTable.group_result reports the group's smallest (report_use).
 """
 from llvmlite import ir
 

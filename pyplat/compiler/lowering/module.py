@@ -168,7 +168,8 @@ class ModuleGen:
                 self.function(k)
         for k in with_barriers + strided:   # (strided: their functions are made above too)
             names[k.name] = workgroup.name_of(k)
-            self.instr.kernel_versions(k, names[k.name], lambda name, k=k: BarrierKernelGen(self, k, name).emit())
+            self.instr.kernel_versions(k, names[k.name],
+                                       lambda name, k=k: BarrierKernelGen(self, k, name).emit())
         while self.pending:
             f = self.pending.pop()
             FuncGen(self, f).emit()
@@ -181,9 +182,11 @@ class ModuleGen:
         return names
 
     def workgroup_function(self, k):
-        return self.instr.plain_versions(k, lambda f: FuncGen(self, f).emit(),
-                                         lambda name=None, body=None: workgroup.plain_workgroup_function(
-                                             self, k, name, body))
+        """The work-group function of kernel k without barriers (its body lowered already), made
+        through the instrumentation (which may make versions of it)."""
+        def loop_nest(name=None, body=None):
+            return workgroup.plain_workgroup_function(self, k, name, body)
+        return self.instr.plain_versions(k, lambda f: FuncGen(self, f).emit(), loop_nest)
 
 
 _GAP = 64      # zero runs at least this long become zeroinitializer parts of an initialiser
