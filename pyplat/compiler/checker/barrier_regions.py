@@ -12,7 +12,7 @@ out, break, continue and return, join it to their targets); `if`, loops and bloc
 barriers are followed part by part; a barrier starts a new point. A kernel with goto or labels,
 a switch around a barrier, or a barrier that is not a statement gets no regions.
 """
-from ..lowering.barrier_tree import has_barrier, walk
+from ..lowering.barrier_tree import has_barrier
 from ..lowering.statements import loop_parts
 
 _LOOPS = ("for", "while", "do")

@@ -35,8 +35,8 @@ from llvmlite import ir
 
 from .. import abi
 from ..lowering.instrumentation import ValueHooks
-from ..lowering.irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_LID, WI_TYPE
-from .layout import FR_UNDEFINED, KIND_UNDEFINED_USE, WI_FRAME
+from ..lowering.irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_FRAME, WI_LID, WI_TYPE
+from .layout import FR_UNDEFINED, KIND_UNDEFINED_USE
 
 UNINIT = "uninit"
 NONE = (1 << 64) - 1                     # the frame word when no work-item used an undefined value

@@ -16,11 +16,10 @@ KIND_UNDEFINED_USE = 6             # uninit: a use of a value read from unwritte
 # group had a finding, the local memory's address, the shadows' addresses (0: none; races:
 # the writers' tags, then the readers'), the barrier epoch, the local memory's size, uninit's
 # smallest key of a use of an undefined value (definedness.py); then (base, size, space code)
-# per object.
+# per object. Its address is in the work-item state (lowering's irbuild.WI_FRAME field).
 FR_RECORD, FR_COUNT, FR_FOUND, FR_LOCAL, FR_SHADOW_UNINIT, FR_SHADOW_RACES, FR_EPOCH, FR_LOCAL_TOTAL = range(8)
 FR_UNDEFINED = 8
 FR_OBJECTS = 9
-WI_FRAME = 2                       # the frame pointer's field in the work-item state
 
 # The shadows of a group's __local memory (local_shadow.py) follow its own bytes in the local
 # memory the launch gets: per byte, uninit's flag byte and races' tags (8 bytes of byte tags, 2

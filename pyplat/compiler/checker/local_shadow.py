@@ -29,11 +29,10 @@ writes into `__local` memory count as written for uninit (mark_written).
 from llvmlite import ir
 
 from .. import abi
-from ..lowering.irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
+from ..lowering.irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_FRAME, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
 from . import definedness, global_races, intervals
 from .layout import (FR_EPOCH, FR_LOCAL, FR_LOCAL_TOTAL, FR_RECORD, FR_SHADOW_RACES, FR_SHADOW_UNINIT, FR_UNDEFINED,
-                     KIND_READ_AFTER_WRITE, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, RACE_BYTES, REC_LOCAL_TOTAL,
-                     WI_FRAME)
+                     KIND_READ_AFTER_WRITE, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, RACE_BYTES, REC_LOCAL_TOTAL)
 
 UNINIT, RACES = "uninit", "races"
 RACE = "__pyplat_check_race"

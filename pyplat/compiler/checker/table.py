@@ -1,4 +1,6 @@
-"""PYPLAT_CHECK=bounds compiled into host kernels (docs/tools.md, "PYPLAT_CHECK").
+"""CheckTable: what every check of a module shares (its sites, each kernel's objects, the check
+frame, the report), and PYPLAT_CHECK=bounds compiled into host kernels (docs/tools.md,
+"PYPLAT_CHECK"). The checker's hooks (instrument.py) call it.
 
 Every load and store through a `__global`, `__constant` or `__local` pointer (kernels and the
 helpers inlined into them) is guarded: the accessed bytes must lie inside one object of that
@@ -24,12 +26,12 @@ from llvmlite import ir
 
 from .. import abi
 from ..lowering.barrier_tree import assigned_vars
-from ..lowering.irbuild import I1, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
+from ..lowering.irbuild import I1, I32, I64, PTR, VOIDT, WI_FRAME, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
 from ..tree import source_position
 from . import definedness, global_races, intervals, local_shadow
 from .layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
                      REC_GLOBAL_ID, REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE,
-                     REC_SIZE, WI_FRAME)
+                     REC_SIZE)
 
 BOUNDS = "bounds"
 SPACE_CODES = {"global": 1, "constant": 2, "local": 3}

@@ -14,6 +14,7 @@ WI_SLOTS = abi.WI_SLOTS
 WI_LID = abi.WI_LOCAL_ID
 WI_SLOTS_TYPE = ir.ArrayType(I64, WI_SLOTS)
 WI_TYPE = ir.LiteralStructType([WI_SLOTS_TYPE, PTR, PTR])
+WI_FRAME = 2                    # the instrumentation frame's field (the tool stores it there)
 
 
 class Builder(ir.IRBuilder):
