@@ -1,5 +1,5 @@
-"""PYPLAT_CHECK=uninit follows values read from unwritten __local bytes (compiler/lowering/
-check_defined.py, docs/tools.md "PYPLAT_CHECK"): reading such bytes is no finding; branching on
+"""PYPLAT_CHECK=uninit follows values read from unwritten __local bytes (compiler/checker/
+definedness.py, docs/tools.md "PYPLAT_CHECK"): reading such bytes is no finding; branching on
 the value, computing an address from it or storing it to __global memory is, and the finding
 names the work-item, where the value was used and where it was read; an `if` on it is one
 only where its arms store to __global memory. A scan-like kernel that

@@ -1,9 +1,9 @@
 """PYPLAT_CHECK=races: `__local` accesses left without race checks where a barrier interval
-cannot race (lowering/check_intervals.py). Which accesses qualify, on the typed tree; and races
+cannot race (compiler/checker/intervals.py). Which accesses qualify, on the typed tree; and races
 that look close to those, still found when the kernel runs."""
 import pytest
 
-from pyplat.compiler.lowering import check_intervals
+from pyplat.compiler.checker import intervals as check_intervals
 from pyplat.compiler.lowering.barrier_tree import walk
 
 from test_kernel_check import PRELUDE, findings, local_uses_by_line, typed_kernels

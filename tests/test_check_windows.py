@@ -1,5 +1,5 @@
 """PYPLAT_CHECK=races: `__global` arguments whose race checks are left out because each group
-stays in a window of its own and a group's work-items stay apart (lowering/check_windows.py),
+stays in a window of its own and a group's work-items stay apart (compiler/checker/windows.py),
 the pattern of pyopencl's scan. Which arguments get the proof; that races close to it are still
 found, by the full version, where the proof does not hold or the launch fails its conditions;
 and that the proven kernel computes what it should."""
@@ -78,7 +78,7 @@ void half_rows(__global int *partial, int n, int size) {
 def test_which_arguments_get_a_window_proof(monkeypatch):
     monkeypatch.setenv("PYPLAT_CHECK", "bounds,races")
     from pyplat.compiler import build
-    from pyplat.compiler.lowering import check_windows
+    from pyplat.compiler.checker import windows as check_windows
     seen = {}
     real = check_windows.proofs
 

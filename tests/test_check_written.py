@@ -1,5 +1,5 @@
 """PYPLAT_CHECK=uninit: `__local` reads whose bytes the group surely wrote, with defined values,
-before them: no flag load (lowering/check_written.py). Which reads qualify, on the typed tree;
+before them: no flag load (compiler/checker/local_written.py). Which reads qualify, on the typed tree;
 and undefined reads next to them, still found when the kernel runs."""
 import os
 import subprocess
@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from pyplat.compiler.lowering import check_written
+from pyplat.compiler.checker import local_written as check_written
 
 from test_kernel_check import PRELUDE, findings, local_uses_by_line, typed_kernels
 

@@ -641,7 +641,7 @@ def test_private_arguments_skip_their_race_checks_only_where_the_proof_holds(mon
     sends the launch to the full version); so is a 2-D launch (tested in the word-tag test)."""
     monkeypatch.setenv("PYPLAT_CHECK", "bounds,races")
     from pyplat.compiler import build
-    from pyplat.compiler.lowering import check_windows
+    from pyplat.compiler.checker import windows as check_windows
     seen = {}
     real = check_windows.private_arguments
     monkeypatch.setattr(check_windows, "private_arguments",

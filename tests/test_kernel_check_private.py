@@ -1,5 +1,5 @@
 """PYPLAT_CHECK=races: the proofs that let a launch leave an argument's race checks out
-(lowering/check_private.py, check_private_launch.py, check_versions.py). Each proof skips a
+(compiler/checker/private_proofs.py, private_launch.py, versions.py). Each proof skips a
 check only where no two work-items can touch the same bytes; for each, a launch where they do
 (the proof's launch test fails, the full version runs) still reports the race, with the
 work-items that raced."""
@@ -46,7 +46,7 @@ def test_proofs_hold_statically_where_they_should(monkeypatch):
     copied (analysis.written_params counts it as written)."""
     monkeypatch.setenv("PYPLAT_CHECK", "bounds,races")
     from pyplat.compiler import build
-    from pyplat.compiler.lowering import check_versions, check_windows
+    from pyplat.compiler.checker import versions as check_versions, windows as check_windows
     proofs, read_only = {}, {}
     real_private, real_read_only = check_windows.private_arguments, check_versions.read_only_arguments
     monkeypatch.setattr(check_windows, "private_arguments",

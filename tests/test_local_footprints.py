@@ -1,4 +1,4 @@
-"""The footprints of `__local` accesses (lowering/local_footprints.py): the bytes each work-item
+"""The footprints of `__local` accesses (compiler/checker/local_footprints.py): the bytes each work-item
 touches, from the index arithmetic run for every local id and counted-loop turn, as C computes
 it; and their use by the bounds check, which leaves out accesses whose every byte is inside
 their variable, while an access that can leave it is still found when the kernel runs."""
@@ -10,7 +10,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from pyplat.compiler.lowering import check_intervals, local_footprints
+from pyplat.compiler.checker import intervals as check_intervals, local_footprints
 
 from test_kernel_check import PRELUDE, findings, typed_kernels
 
@@ -83,7 +83,7 @@ def test_footprints_follow_c_arithmetic():
 
 
 def test_accesses_inside_their_variable_lose_their_bounds_check():
-    from pyplat.compiler.lowering.checks import CheckTable
+    from pyplat.compiler.checker.table import CheckTable
     k = kernels()["bounds"]
 
     class G:

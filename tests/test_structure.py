@@ -264,3 +264,41 @@ def test_no_target_is_none_in_pyplat():
                 if _NONE_TARGET.search(line):
                     found.append(f"  {path.relative_to(REPO)}:{n}: {line.strip()}")
     assert not found, "targets tested against None:\n" + "\n".join(found)
+
+
+# PYPLAT_CHECK's checker is an instrumentation of the lowering (docs/compiler.md, "Checks compiled
+# into kernels"): lowering calls the hooks of lowering/instrumentation.py and imports nothing of
+# compiler/checker (the driver installs it); the checker builds IR with lowering's public helpers
+# only; the checks' run-time half in the core reads only the checker's layout.
+CHECKER = "pyplat.compiler.checker"
+LOWERING_FOR_THE_CHECKER = {"pyplat.compiler.lowering." + m for m in (
+    "instrumentation", "irbuild", "workgroup", "barrier_tree", "statements", "tree_walk")}
+CHECKS_AT_RUN_TIME = ("pyplat.core.checks", "pyplat.core.check_shadows")
+
+
+def _in(module, package):
+    return module == package or module.startswith(package + ".")
+
+
+def test_lowering_imports_nothing_of_the_checker():
+    graph = import_graph()
+    found = [f"  {module} imports {target}" for module, targets in sorted(graph.items())
+             if _in(module, "pyplat.compiler.lowering") for target in sorted(targets) if _in(target, CHECKER)]
+    assert not found, "lowering must reach the checker through instrumentation.py only:\n" + "\n".join(found)
+
+
+def test_the_checker_uses_only_lowerings_public_helpers():
+    graph = import_graph()
+    assert any(_in(module, CHECKER) for module in graph)
+    found = [f"  {module} imports {target}" for module, targets in sorted(graph.items()) if _in(module, CHECKER)
+             for target in sorted(targets)
+             if _in(target, "pyplat.compiler.lowering") and target not in LOWERING_FOR_THE_CHECKER]
+    assert not found, "the checker imports lowering internals:\n" + "\n".join(found)
+
+
+def test_the_checks_run_time_half_reads_only_the_checker_layout():
+    graph = import_graph()
+    assert graph[CHECKER + ".layout"] == set() and graph[CHECKER] == set()
+    for module in CHECKS_AT_RUN_TIME:
+        compiler = {target for target in graph[module] if _in(target, "pyplat.compiler")}
+        assert compiler == {CHECKER + ".layout"}, (module, compiler)

@@ -210,8 +210,8 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=HOST, c
     BuildResult. for_link: a compiled object; functions of the source with external linkage
     are emitted (callable from other units) and calls of functions only declared here stay
     external declarations, resolved by link(). target: the target whose module generator
-    lowers the unit. checks: PYPLAT_CHECK's kinds compiled into the
-    kernels (lowering/checks.py)."""
+    lowers the unit. checks: PYPLAT_CHECK's kinds compiled into the kernels (the checker:
+    checker/instrument.py, which the host target installs as the module's instrumentation)."""
     args = ["-x", "cl", "-cl-no-stdinc", "-Xclang", "-fdeclare-opencl-builtins",
             "-include", HEADER] + opts.clang_args()
     unsaved = [(SOURCE_NAME, source)]
@@ -303,10 +303,11 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=HOST, c
         log_prefix += _error_line(CompileError(
             "loops nested %d deep (more than %d): the program is compiled without optimisation"
             % (depth, loop_nesting.OPTIMISED_LOOP_DEPTH), deep_loop), "warning") + "\n"
-    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, mg.check_sites(),
+    check_sites = mg.instr.metadata()
+    meta = {"log": log_prefix, "kernels": kernel_meta(kernels, names, check_sites,
                                                          "-cl-kernel-arg-info" in opts.flags), "regions": mg.regions,
             "unavailable": unavailable, "opt_level": opt_level}
-    if mg.check_sites() is not None or mg.line_tables is not None:
+    if check_sites is not None or mg.line_tables is not None:
         meta["lines"] = True        # source positions beyond the log's: cached for this exact text
     if mg.printf_formats:     # NVPTX: the formats of its printf records (JSON: string keys)
         meta["printf_formats"] = {str(i): list(f) for i, f in mg.printf_formats.items()}

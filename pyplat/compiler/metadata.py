@@ -12,9 +12,10 @@ _ADDR_Q = {"global": cl.CL_KERNEL_ARG_ADDRESS_GLOBAL, "constant": cl.CL_KERNEL_A
 
 def kernel_meta(kernels, names, check_sites=None, arg_info=True):
     """[metadata dict] of the kernels (typed tree), names: kernel -> work-group function symbol;
-    check_sites: the module's compiled checks (lowering/checks.py), or None; arg_info: the unit
-    was compiled with -cl-kernel-arg-info (clGetKernelArgInfo may answer; it travels with each
-    kernel, so a linked program answers per kernel as the unit that defined it was compiled)."""
+    check_sites: the module's compiled checks (the instrumentation's metadata(): checker/instrument.py),
+    or None; arg_info: the unit was compiled with -cl-kernel-arg-info (clGetKernelArgInfo may
+    answer; it travels with each kernel, so a linked program answers per kernel as the unit that
+    defined it was compiled)."""
     out = []
     for k in kernels:
         written = pointer_writes.written_params(k)

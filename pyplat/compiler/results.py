@@ -19,7 +19,7 @@ class KernelInfo:
     __slots__ = ("name", "symbol", "address", "args", "attributes", "reqd_work_group_size", "local_mem_size",
                  "private_mem_size", "prints", "check", "arg_info", "_engine")
     # symbol: the code's entry (work-group function, PTX .entry); prints: may call printf;
-    # check: the compiled checks' site table and objects (PYPLAT_CHECK; lowering/checks.py) or None;
+    # check: the compiled checks' site table and objects (PYPLAT_CHECK; compiler/checker/) or None;
     # arg_info: compiled with -cl-kernel-arg-info (clGetKernelArgInfo answers only then);
     # _engine keeps the code alive
 

@@ -1,10 +1,10 @@
 """PYPLAT_CHECK=races on `__global` memory, the core's side: a shadow per buffer, and the check
-record's table of them (the kernel's side: compiler/lowering/check_global_races.py).
+record's table of them (the kernel's side: compiler/checker/global_races.py).
 
 A shadow is anonymous memory mapped without a reservation (pages no tag was written to cost
 nothing; a read of them maps the zero page): a header page, then two uint32 tags per byte of
 the buffer, the last writer's and the last reader's, then two per 4-byte word for accesses of
-whole aligned words (check_layout: SH_*). One per buffer (a
+whole aligned words (the checker's layout.py: SH_*). One per buffer (a
 sub-buffer uses its parent's, from its origin), made at the first checked launch plan that
 needs it, so launches clear nothing: a tag of another launch has another serial. When its
 buffer is destroyed, a shadow waits for the next buffer of the same size (`_spare`), serials
@@ -18,9 +18,8 @@ import ctypes
 import mmap
 import threading
 
-from pyplat.compiler.lowering.check_layout import (GS_HEADER, GS_OWNER, GS_READERS, GS_WORD_READERS, GS_WORD_WRITERS,
-                                                   GS_WRITERS, SH_MADVISE, SH_PAGE, SH_TAG_BYTES,
-                                                   rec_global_shadow)
+from pyplat.compiler.checker.layout import (GS_HEADER, GS_OWNER, GS_READERS, GS_WORD_READERS, GS_WORD_WRITERS,
+                                            GS_WRITERS, SH_MADVISE, SH_PAGE, SH_TAG_BYTES, rec_global_shadow)
 
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
 _shadows = {}                                 # id(root buffer) -> its GlobalShadow, while it lives
@@ -162,7 +161,7 @@ def fill_record(info, args, record):
         buffer = value if kind == "mem" and arg.kind == "global" else None
         root = None if buffer is None else (buffer.parent or buffer)
         roots.append((root, 0 if buffer is None or buffer.parent is None else buffer.origin))
-    # (the arguments with a race-checked write: compiler/lowering/check_versions.py)
+    # (the arguments with a race-checked write: compiler/checker/versions.py)
     race_written = info.check.get("race_written")
     written = {id(root) for i, ((root, _), arg) in enumerate(zip(roots, info.args)) if root is not None
                and (arg.written if race_written is None else i in race_written)}

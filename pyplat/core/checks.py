@@ -1,5 +1,6 @@
 """Findings of the checks compiled into kernels (PYPLAT_CHECK; the compiled side is
-pyplat/compiler/lowering/checks.py, docs/tools.md "PYPLAT_CHECK").
+the checker, pyplat/compiler/checker/; docs/tools.md "PYPLAT_CHECK"). This run-time half
+reads only the checker's layout module (the record's words), never its IR code.
 
 A checked kernel has one hidden argument after its own: the address of its check record, one
 per launch plan (new_record), which holds the sizes of the objects its pointer arguments point
@@ -14,13 +15,13 @@ import ctypes
 import sys
 import threading
 
-from pyplat.compiler.lowering.check_layout import (KIND_BOUNDS, KIND_DIVZERO, KIND_READ_AFTER_WRITE,
-                                                   KIND_UNDEFINED_USE, KIND_UNINIT,
-                                                   KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_FOUND,
-                                                   REC_GLOBAL_ID, REC_HEADER, REC_KIND, REC_LOCAL_ID,
-                                                   REC_LOCAL_TOTAL, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE)
-from pyplat.compiler.lowering.check_layout import OTHER_EXACT, OTHER_SAME_GROUP, TAG_FLAT_BITS
-from pyplat.compiler.lowering.check_shadow import shadow_factor as _factor
+from pyplat.compiler.checker.layout import (KIND_BOUNDS, KIND_DIVZERO, KIND_READ_AFTER_WRITE,
+                                            KIND_UNDEFINED_USE, KIND_UNINIT,
+                                            KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_FOUND,
+                                            REC_GLOBAL_ID, REC_HEADER, REC_KIND, REC_LOCAL_ID,
+                                            REC_LOCAL_TOTAL, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE)
+from pyplat.compiler.checker.layout import OTHER_EXACT, OTHER_SAME_GROUP, TAG_FLAT_BITS
+from pyplat.compiler.checker.layout import shadow_factor as _factor
 from pyplat.core import check_shadows
 from pyplat.runtime.graph import reap
 
@@ -98,7 +99,7 @@ def is_checked(info):
 def hidden_arguments(info):
     """The argument kinds (core/kernel.py, LaunchShape) a checked kernel has after its own: its
     check record's address; under races, a by-value launch state each command copies (a word,
-    then one per argument: compiler/lowering/check_global_races.py)."""
+    then one per argument: compiler/checker/global_races.py)."""
     if not is_checked(info):
         return []
     return ["global"] + ([8 * (1 + len(info.args))] if "races" in info.check.get("kinds", ()) else [])
@@ -106,7 +107,7 @@ def hidden_arguments(info):
 
 def shadow_factor(info):
     """A checked launch's local memory, in multiples of what the kernel uses (the shadows of
-    uninit and races follow it: compiler/lowering/check_shadow.py)."""
+    uninit and races follow it: compiler/checker/local_shadow.py)."""
     return _factor(info.check.get("kinds", ())) if is_checked(info) else 1
 
 
@@ -161,7 +162,7 @@ def _object_words(objects, name):
 
 def _global_other(word):
     """(local linear id, group linear id or "same") of a __global race's other work-item from
-    the record's word (compiler/lowering/check_layout.py), (None, None) where not known."""
+    the record's word (compiler/checker/layout.py), (None, None) where not known."""
     low = word & ((1 << TAG_FLAT_BITS) - 1)
     volume = (word >> TAG_FLAT_BITS) & 0x3FFFF
     if word & OTHER_SAME_GROUP:

@@ -12,8 +12,9 @@ Modules, from the bottom up (none imports one above it):
 * ``barrier_tree`` barrier() on the typed tree: where it runs, inlining helpers that use it;
 * ``barriers``     work-group functions of kernels with barriers (loop fission);
 * ``module``       ModuleGen: globals, strings, intrinsics, functions; generate() drives the rest;
-* ``checks``, ``check_shadow``, ``check_layout``  PYPLAT_CHECK's guarded accesses and shadow memory
-  (used by expressions, workgroup and barriers; they import only irbuild and abi).
+* ``instrumentation``  the hooks a tool implements to add code at defined points (PYPLAT_CHECK's
+  checker, pyplat/compiler/checker, which this package never imports: the driver installs it
+  as ``ModuleGen.instr``).
 
 The driver uses ``module.ModuleGen`` and ``barrier_tree.func_has_barrier``.
 """

@@ -32,7 +32,7 @@ from .barrier_flow import binds
 from .barrier_tree import constant_int, has_barrier, walk
 from .function import FuncGen
 from .irbuild import Builder, LV, PTR, VOIDT, I1, I8, I64
-from . import check_defined, workgroup
+from . import workgroup
 from .lockstep import induction_update, lockstep_eligible
 from . import lockstep_regions
 
@@ -56,7 +56,7 @@ class _WGLoop:
 
 class BarrierKernelGen(FuncGen):
     """Emits the exported work-group function of a kernel containing barriers."""
-    whole_group = True             # the work-group function itself (checks.py keeps site slots in registers)
+    whole_group = True             # the work-group function itself (instrumentation may keep state in registers)
 
     def __init__(self, mg, k, name):
         self.mg, self.f = mg, k
@@ -346,8 +346,8 @@ class BarrierKernelGen(FuncGen):
         b = self.b = Builder(setup)
         reqd = workgroup.required_size(k)
         self.wi, self.slots = workgroup.work_item_state(self.abuild, b, ctx, reqd)
-        self.check_frame = workgroup.check_frame(self.mg, k, self.abuild, b, self.wi, args_p)
-        self.defined = check_defined.attach(self)
+        self.group_frame = self.mg.instr.frame(k, self.abuild, b, self.wi, args_p)
+        self.values = b.values = self.mg.instr.values(self)
         self.sizes = workgroup.local_sizes(b, ctx, reqd)
         self.lx, self.ly, self.lz = self.sizes
         exit_bb = workgroup.skip_empty_group(b, fn, self.sizes)
@@ -361,7 +361,7 @@ class BarrierKernelGen(FuncGen):
         # per-work-item storage: arrays ordered by decreasing alignment
         pw.sort(key=lambda v: -max(v.type.align, 1))
         frame = sum(v.type.size for v in pw) + (1 if self.track_returns else 0) + \
-            check_defined.frame_bytes(self.defined, pw)
+            (self.values.frame_bytes(pw) if self.values is not None else 0)
         self.pw = {}
         heap = None
         if frame:
@@ -388,8 +388,8 @@ class BarrierKernelGen(FuncGen):
             for v in pw:
                 self.pw[v] = b.gep(base, [off], inbounds=True, source_etype=I8)
                 off = b.add(off, b.mul(nwi, I64(v.type.size)))
-            if self.defined is not None:        # PYPLAT_CHECK=uninit: their values' shadows
-                off = self.defined.per_work_item(b, base, off, nwi, pw)
+            if self.values is not None:         # (PYPLAT_CHECK=uninit: their values' shadows)
+                off = self.values.per_work_item(b, base, off, nwi, pw)
             if self.track_returns:
                 self.returned = b.gep(base, [off], inbounds=True, source_etype=I8)
                 self.memset(self.returned, nwi)
@@ -422,9 +422,10 @@ class BarrierKernelGen(FuncGen):
             b.call(self.mg.intrinsic("free", VOIDT, [PTR]), [base])
         b.branch(exit_bb)
         b.position_at_end(exit_bb)
-        if self.defined is not None:
-            self.defined.finish()
-        b.ret(workgroup.group_result(self.mg, b, self.check_frame, k, self.wi))
+        if self.values is not None:
+            self.values.finish()
+            b.values = None             # (the epilogue is the instrumentation's own code)
+        b.ret(workgroup.group_result(self.mg, b, self.group_frame, k, self.wi))
         self.abuild.branch(setup)
 
     def memset(self, dst, size):
@@ -437,13 +438,13 @@ class BarrierKernelGen(FuncGen):
         back at its end for every work-item, active or not: the vectoriser then makes plain
         vector loads and stores of the array, not masked ones under the work-items' `if`s
         (masked stores of a lockstep loop's accumulator, reloaded the next iteration, stall).
-        Not under PYPLAT_CHECK=uninit: its shadows follow the arrays (check_defined)."""
-        if (self.cache is not None and self.defined is None and v not in self._escaped
+        Not under value hooks (PYPLAT_CHECK=uninit: its shadows follow the arrays)."""
+        if (self.cache is not None and self.values is None and v not in self._escaped
                 and (v.type.is_scalar or v.type.is_vector or v.type.is_pointer)):
             return self._cached(v)
         p = self._pw_slot(v)
-        if self.defined is not None:
-            self.defined.per_work_item_at(self.b, p, v, self.lin)
+        if self.values is not None:
+            self.values.per_work_item_at(self.b, p, v, self.lin)
         return p
 
     def _pw_slot(self, v):
@@ -609,8 +610,8 @@ class BarrierKernelGen(FuncGen):
             return
         op = n.op
         if op == "barrier":
-            if self.check_frame is not None:          # PYPLAT_CHECK=races: the next epoch
-                self.mg.check_table().barrier(b, self.check_frame)
+            if self.group_frame is not None:          # (PYPLAT_CHECK=races: the next epoch)
+                self.mg.instr.barrier(b, self.group_frame)
             return
         if op == "block":
             run = []

@@ -5,7 +5,6 @@ from llvmlite import ir
 
 from .. import builtins as B
 from .. import types as T
-from . import check_shadow
 from .irbuild import LV, I8, I32, I64, PTR
 
 
@@ -87,46 +86,24 @@ class Expressions:
         return self.rv(n)      # struct rvalues are addresses
 
     def access_check(self, n, pointer):
-        """LV.check of an access through the pointer expression `pointer` (PYPLAT_CHECK=bounds:
-        accesses through __global, __constant and __local pointers), else None."""
-        table = self.mg.check_table()
-        t = pointer.type
-        if table is None or t is None or not (t.is_pointer or t.is_array):
-            return None
-        space = t.addrspace if t.is_pointer else None
-        hint = table.provenance(self, pointer)
-        if space is None and hint is not None:          # an array variable's own space
-            space = "constant" if hint[0] == "global" else None
-            if hint[0] == "frame":
-                space = table.objects_space(self.f, hint[1])
-        if space not in ("global", "constant", "local"):
-            return None
-        return (space, hint, n)
+        """LV.check of an access n through the pointer expression `pointer`: the
+        instrumentation's token (PYPLAT_CHECK: a guarded access), else None."""
+        return self.mg.instr.access(self, n, pointer)
 
     def guard_access(self, n, pointer, addr, nbytes, access, do, atomic=False):
         """do() (a load: returns its value; a store: None) of `nbytes` at `addr` through the
-        pointer expression `pointer` of call n (vloadN/vstoreN, atomics), checked under
-        PYPLAT_CHECK."""
-        check = self.access_check(n, pointer)
-        if check is None:
-            return do()
-        table = self.mg.check_table()
-        space, hint, node = check
-        site = table.site(self, node, access, nbytes, space, hint[-1] if hint is not None else None)
-        return table.guard(self, addr, nbytes, space, hint, site, do, write=access == "write", atomic=atomic)
+        pointer expression `pointer` of call n (vloadN/vstoreN, atomics), instrumented."""
+        return self.mg.instr.builtin_access(self, n, pointer, addr, nbytes, access, do, atomic)
 
     def mark_local_written(self, pointer, addr, nbytes):
         """A builtin wrote `nbytes` (an i64 value) at `addr` through the pointer expression
-        `pointer`: under PYPLAT_CHECK=uninit, those __local bytes count as written."""
-        table = self.mg.check_table()
-        if table is not None and pointer.type is not None and pointer.type.is_pointer \
-                and pointer.type.addrspace == "local":
-            check_shadow.mark_written(table, self, addr, nbytes)
+        `pointer` (PYPLAT_CHECK=uninit: __local bytes then count as written)."""
+        self.mg.instr.local_written(self, pointer, addr, nbytes)
 
     def load_lv(self, lv):
         if lv.kind == "addr":
             if lv.check is not None:
-                return self.mg.check_table().checked_load(self, lv)
+                return self.mg.instr.load(self, lv)
             return self.load(lv.ptr, lv.type, lv.align)
         base = self.load_lv(lv.base)
         return self.shuffle(base, lv.idx, lv.type)
@@ -141,7 +118,7 @@ class Expressions:
     def store_lv(self, lv, v):
         if lv.kind == "addr":
             if lv.check is not None:
-                self.mg.check_table().checked_store(self, lv, v)
+                self.mg.instr.store(self, lv, v)
                 return
             self.store(v, lv.ptr, lv.type, lv.align)
             return
@@ -170,8 +147,8 @@ class Expressions:
             if h is None:
                 self.err("unsupported expression '%s'" % n.op, n)
             v = h(n)
-        if self.defined is not None:        # (uninit: a use of v is reported at n)
-            self.defined.node = n
+        if self.values is not None:         # (uninit: a use of v is reported at n)
+            self.values.node = n
         return v
 
     def x_const(self, n):

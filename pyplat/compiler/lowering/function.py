@@ -10,7 +10,6 @@ from llvmlite import ir
 
 from .. import types as T
 from ..tree import CompileError
-from . import check_defined
 from .irbuild import Builder, I1, I8, I32, I64, PTR, VOIDT, WI_TYPE
 from .conversions import Conversions
 from .expressions import Expressions
@@ -19,7 +18,7 @@ from .statements import Statements
 
 
 class FuncGen(Statements, Expressions, Operators, Conversions):
-    defined = None          # PYPLAT_CHECK=uninit: the function's check_defined.Definedness
+    values = None           # the instrumentation's ValueHooks for this function, or None
 
     def __init__(self, mg, f):
         self.mg, self.f = mg, f
@@ -38,7 +37,7 @@ class FuncGen(Statements, Expressions, Operators, Conversions):
         self.abuild = Builder(entry)          # allocas only; branch to body added at the end
         body = fn.append_basic_block("body")
         self.b = Builder(body)
-        self.defined = check_defined.attach(self)
+        self.values = self.b.values = self.mg.instr.values(self)
         self.wi = fn.args[0]
         off = 1
         self.sret = None
@@ -56,15 +55,16 @@ class FuncGen(Statements, Expressions, Operators, Conversions):
                 self.b.ret_void()
             else:
                 self.b.ret(ir.Constant(f.ret.llvm(), ir.Undefined))
-        if self.defined is not None:
-            self.defined.finish()
+        if self.values is not None:
+            self.values.finish()
+            self.b.values = None
         self.abuild.branch(body)
 
     def alloca(self, t, name=""):
         a = self.abuild.alloca(T.mem_llvm(t), name=name)
         a.align = max(t.align, 1)
-        if self.defined is not None:
-            self.defined.variable(a, t)
+        if self.values is not None:
+            self.values.variable(a, t)
         return a
 
     # -------------------------------------------------------------- memory

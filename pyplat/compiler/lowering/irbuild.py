@@ -9,25 +9,26 @@ PTR = T.PTR_LL
 VOIDT = ir.VoidType()
 
 # The work-item state `wi` (abi.py): the context's i64 slots, the local ids, the local-memory
-# pointer, and the check frame (PYPLAT_CHECK builds only: lowering/checks.py).
+# pointer, and an instrumentation's frame (Instrumentation.frame: PYPLAT_CHECK's check frame).
 WI_SLOTS = abi.WI_SLOTS
 WI_LID = abi.WI_LOCAL_ID
 WI_SLOTS_TYPE = ir.ArrayType(I64, WI_SLOTS)
 WI_TYPE = ir.LiteralStructType([WI_SLOTS_TYPE, PTR, PTR])
+WI_FRAME = 2                    # the instrumentation frame's field (the tool stores it there)
 
 
 class Builder(ir.IRBuilder):
-    """IRBuilder whose pointers are all opaque `ptr` (no typed-pointer checks). `defined`: under
-    PYPLAT_CHECK=uninit, the function's check_defined.Definedness, which sees every instruction.
+    """IRBuilder whose pointers are all opaque `ptr` (no typed-pointer checks). `values`: the
+    function's instrumentation.ValueHooks (PYPLAT_CHECK=uninit's), which see every instruction.
     `position`: with line tables (-g), the source (file, line, column) that instructions built
     now come from (line_tables.py makes them debug locations)."""
-    defined = None
+    values = None
     position = None
 
     def _insert(self, instr):
         if self.position is not None:
             instr.source_position = self.position
-        d = self.defined
+        d = self.values
         if d is None or d.quiet:
             super()._insert(instr)
             return
@@ -51,8 +52,8 @@ class Builder(ir.IRBuilder):
 class LV:
     """An lvalue: kind 'addr' (ptr, type), 'swz' (base LV, indices, type). `align`: what is
     known of the address's alignment where it is less than the type's (a member of a packed
-    struct); None: the type's own. `check`: (address space, provenance, node) of an access
-    through a pointer, for PYPLAT_CHECK (lowering/checks.py); None: not checked."""
+    struct); None: the type's own. `check`: the instrumentation's token of an access through a
+    pointer (Instrumentation.access: its load and store hooks take the lvalue); None: plain."""
     __slots__ = ("kind", "ptr", "type", "base", "idx", "align", "check")
 
     def __init__(self, kind, ptr=None, type=None, base=None, idx=None, align=None, check=None):

@@ -17,7 +17,7 @@ work-items' conditions true and cleared for good by the first generic pass.
 
 Kernels with `return` (finished work-items skip passes) keep the generic passes only. Checked
 kernels (PYPLAT_CHECK) have exit-free passes too: the pass lowers the same accesses again, with
-the same checks, and each such twin shares its site's slot (checks.CheckTable.twin_slot); an
+the same checks, and each such twin shares its site's slot (the checker's CheckTable.twin_slot); an
 access whose address is affine in the local id 0 is bounds-checked once for the whole pass, at
 group level, and the pass is exit-free only where it is inside (lockstep_ranges.py)."""
 from llvmlite import ir

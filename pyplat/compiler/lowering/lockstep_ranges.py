@@ -1,4 +1,5 @@
-"""Bounds checks of a whole exit-free lockstep pass at once (PYPLAT_CHECK; lockstep_exitfree.py).
+"""Bounds of a whole exit-free lockstep pass tested at once, for an instrumentation that
+guards accesses (PYPLAT_CHECK=bounds; lockstep_exitfree.py).
 
 In an exit-free pass every work-item of the group runs the body once. An access `p[e]` in it
 whose pointer p is uniform and whose index e is affine in the local id 0 (ExitPlan.affine, so
@@ -7,9 +8,10 @@ last work-item, computed exactly (128-bit, every intermediate value checked to f
 as the exit tests are). If both ends' bytes are inside the object the access's provenance names,
 every work-item's are. The group tests that before the pass, and the pass is exit-free only
 where it holds; otherwise the generic pass runs, whose per-access checks find and report what
-is outside. In the exit-free copy such an access then checks no bounds (checks.CheckTable.guard,
-`in_range`), and its loop over work-items is the unchecked one's: pyopencl's stage-1
-reduction's `x[i]`.
+is outside. In the exit-free copy such an access then checks no bounds (the generator's
+`in_range`, which the checker's guard reads), and its loop over work-items is the unchecked
+one's: pyopencl's stage-1 reduction's `x[i]`. The instrumentation names the objects
+(Instrumentation.object_of, object_range).
 """
 from llvmlite import ir
 
@@ -22,10 +24,10 @@ _SPACES = ("global", "constant", "local")
 
 def ranged_accesses(plan):
     """[(index node, pointer expression, index expression, hint)] of the plan's pass body whose
-    bounds can be tested for the whole pass (none where the kernel is not checked)."""
+    bounds can be tested for the whole pass (none without an instrumentation's frame)."""
     g = plan.gen
-    table = g.mg.check_table()
-    if table is None or getattr(g, "check_frame", None) is None:
+    instr = g.mg.instr
+    if getattr(g, "group_frame", None) is None:
         return []
     found = []
 
@@ -36,7 +38,7 @@ def ranged_accesses(plan):
         t = ptr.type
         if t is None or not t.is_pointer or t.addrspace not in _SPACES or n.type is None or not n.type.size:
             return
-        hint = table.provenance(g, ptr)
+        hint = instr.object_of(g, ptr)
         if hint is None or not g._uniform(ptr) or not plan._uniform_vars_known(ptr) or not plan.affine(idx):
             return
         found.append((n, ptr, idx, hint))
@@ -54,11 +56,10 @@ def all_inside(plan, ranged, trip):
     ok = I1(1)
     if not ranged:
         return ok
-    table = g.mg.check_table()
     for n, ptr, idx, hint in ranged:
         plan._materialise(ptr)
         p = b.zext(b.ptrtoint(g.rv(ptr), I64), I128)
-        base, limit = table.object_range(g, hint)
+        base, limit = g.mg.instr.object_range(g, hint)
         base, limit = b.zext(base, I128), b.zext(limit, I128)
         size = I128(n.type.size)
         for lid in plan.ends:

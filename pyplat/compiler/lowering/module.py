@@ -15,9 +15,10 @@ from llvmlite import ir
 from .. import progvars as PV
 from ..builtins.printf import emit_host_printf
 from ..tree import CompileError
-from . import barrier_tree, check_versions, checks, group_stride, inline_budget, workgroup
+from . import barrier_tree, group_stride, inline_budget, workgroup
 from .barriers import BarrierKernelGen
 from .function import FuncGen
+from .instrumentation import Instrumentation
 from .irbuild import I8, PTR, VOIDT
 
 
@@ -50,22 +51,9 @@ class ModuleGen:
         self.var_symbols = {}          # name -> (size, declared only) of those (export_vars)
         self.fp_contract = None        # pragmas.FPContract where the program has FP_CONTRACT pragmas
         self.printf_formats = {}       # format id -> (C format, value kinds): NVPTX's printf records
-        self.checks = frozenset()      # PYPLAT_CHECK's kinds compiled in (host builds: targets/host.py)
         self.line_tables = None        # -g on the host: line_tables.LineTables (targets/host.py)
-        self._check_table = None
-
-    def check_table(self):
-        """The module's checks.CheckTable when checks are compiled in (uninit and races
-        include bounds: they watch the accesses bounds finds inside an object), else None."""
-        if self._check_table is None and self.checks:
-            self._check_table = checks.CheckTable(self)
-        return self._check_table
-
-    def check_sites(self):
-        """The metadata of the compiled checks: {"sites": [...], "objects": {kernel: [...]}}, or None."""
-        t = self._check_table
-        return None if t is None else {"sites": t.sites, "objects": t.objects, "kinds": sorted(self.checks),
-                                       "race_written": {k: sorted(v) for k, v in t.race_written.items()}}
+        # a tool's hooks (instrumentation.py; PYPLAT_CHECK's checker on host builds: targets/host.py)
+        self.instr = Instrumentation()
 
     # -------------------------------------------------------------- helpers
     def intrinsic(self, name, ret, args, var_arg=False):
@@ -165,8 +153,7 @@ class ModuleGen:
             self.unforced = inline_budget.left_to_llvm(list(kernels) + list(exported))
         for f in exported:
             self.function(f)
-        if self.check_table() is not None:
-            self.check_table().note_kernels(kernels)
+        self.instr.start(kernels)
         memo = {}
         with_barriers = [k for k in kernels if barrier_tree.has_barrier(k.body, memo)]
         strided = [k for k in kernels if k not in with_barriers and not barrier_tree.uses_goto(k.body)
@@ -181,23 +168,25 @@ class ModuleGen:
                 self.function(k)
         for k in with_barriers + strided:   # (strided: their functions are made above too)
             names[k.name] = workgroup.name_of(k)
-            check_versions.emit(self, k, names[k.name], lambda name, k=k: BarrierKernelGen(self, k, name).emit())
+            self.instr.kernel_versions(k, names[k.name],
+                                       lambda name, k=k: BarrierKernelGen(self, k, name).emit())
         while self.pending:
             f = self.pending.pop()
             FuncGen(self, f).emit()
         for k in kernels:
             if k not in with_barriers and k not in strided:
                 names[k.name] = self.workgroup_function(k)
-        if self._check_table is not None:
-            self._check_table.finish([(g, v.type.size) for v, g in self.globals.items()
-                                      if not isinstance(v, tuple) and g.global_constant
-                                      and not g.name.startswith("__pyplat_check")])
+        self.instr.finish()
         if self.line_tables is not None:
             self.line_tables.finish()
         return names
 
     def workgroup_function(self, k):
-        return check_versions.plain(self, k, lambda f: FuncGen(self, f).emit())
+        """The work-group function of kernel k without barriers (its body lowered already), made
+        through the instrumentation (which may make versions of it)."""
+        def loop_nest(name=None, body=None):
+            return workgroup.plain_workgroup_function(self, k, name, body)
+        return self.instr.plain_versions(k, lambda f: FuncGen(self, f).emit(), loop_nest)
 
 
 _GAP = 64      # zero runs at least this long become zeroinitializer parts of an initialiser

@@ -72,9 +72,7 @@ class Operators:
             def splat(v):
                 return ir.Constant(c.type, [v] * t.count if t.is_vector else v)
             bad = b.icmp_unsigned("==", c, splat(0))
-            table = self.mg.check_table() if "divzero" in self.mg.checks else None
-            if table is not None:                 # PYPLAT_CHECK=divzero: report it first
-                table.guard_division(self, n, bad, e.bits // 8)
+            self.mg.instr.division(self, n, bad, e.bits // 8)     # (PYPLAT_CHECK=divzero: reported)
             if e.signed:
                 lowest = splat(-(1 << (e.bits - 1)))
                 overflow = b.and_(b.icmp_signed("==", a, lowest), b.icmp_signed("==", c, splat(-1)))
@@ -262,7 +260,7 @@ class Operators:
         start = b.block
         rhs_bb = b.append_basic_block("logic.rhs")
         end_bb = b.append_basic_block("logic.end")
-        control = None if self.defined is None else self.defined.branch_on(b, a)     # (uninit)
+        control = None if self.values is None else self.values.branch_on(b, a)     # (uninit)
         if is_and:
             b.cbranch(a, rhs_bb, end_bb)
         else:
@@ -275,9 +273,9 @@ class Operators:
         phi = b.phi(I1)
         phi.add_incoming(I1(0 if is_and else 1), start)
         phi.add_incoming(c, rhs_end)
-        if self.defined is not None:
-            self.defined.end_branch(control)
-            self.defined.chosen_by(b, phi, a)
+        if self.values is not None:
+            self.values.end_branch(control)
+            self.values.chosen_by(b, phi, a)
         return b.zext(phi, n.type.llvm())
 
     def x_cond(self, n):
@@ -292,7 +290,7 @@ class Operators:
         t_bb = b.append_basic_block("cond.true")
         f_bb = b.append_basic_block("cond.false")
         e_bb = b.append_basic_block("cond.end")
-        control = None if self.defined is None else self.defined.branch_on(b, c)     # (uninit)
+        control = None if self.values is None else self.values.branch_on(b, c)     # (uninit)
         b.cbranch(c, t_bb, f_bb)
         b.position_at_end(t_bb)
         a = self.convert(self.rv(ka), ka.type, n.type, n) if not n.type.is_void else self.rv(ka)
@@ -303,14 +301,14 @@ class Operators:
         f_end = b.block
         b.branch(e_bb)
         b.position_at_end(e_bb)
-        if self.defined is not None:
-            self.defined.end_branch(control)
+        if self.values is not None:
+            self.values.end_branch(control)
         if n.type.is_void:
             return None
         phi = b.phi(a.type)
         phi.add_incoming(a, t_end)
         phi.add_incoming(d, f_end)
-        if self.defined is not None:
-            self.defined.chosen_by(b, phi, c)
+        if self.values is not None:
+            self.values.chosen_by(b, phi, c)
         return phi
 

@@ -64,7 +64,7 @@ class Statements:
             t_bb = b.append_basic_block("if.then")
             e_bb = b.append_basic_block("if.else") if els is not None else None
             end = b.append_basic_block("if.end")
-            control = None if self.defined is None else self.defined.branch_on(b, cv)     # (uninit)
+            control = None if self.values is None else self.values.branch_on(b, cv)     # (uninit)
             b.cbranch(cv, t_bb, e_bb or end)
             b.position_at_end(t_bb)
             self.stmt(then)
@@ -76,8 +76,8 @@ class Statements:
                 if not b.block.is_terminated:
                     b.branch(end)
             b.position_at_end(end)
-            if self.defined is not None:
-                self.defined.end_branch(control)
+            if self.values is not None:
+                self.values.end_branch(control)
         elif op in ("for", "while", "do"):
             self.loop(n)
         elif op == "switch":

@@ -21,9 +21,8 @@ MAX_SPREAD = 4
 def try_emit(g, n, v, end_bb):
     """Lower switch node n (condition already evaluated to v) as a table when it has that form;
     returns False (nothing emitted) when it has not."""
-    if not g.mg.SWITCH_TABLES or g.defined is not None or g.mg.line_tables is not None \
-            or g.mg.check_table() is not None:
-        return False            # (checks' instrumentation and -g's positions: the plain form)
+    if not g.mg.SWITCH_TABLES or g.mg.instr.active or g.mg.line_tables is not None:
+        return False            # (an instrumentation's hooks and -g's positions: the plain form)
     form = _table_form(n)
     if form is None:
         return False

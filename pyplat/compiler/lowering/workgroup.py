@@ -18,8 +18,8 @@ def name_of(k):
 
 
 def declare(module, name):
-    """The work-group function: it returns 0, or 1 when a compiled check (PYPLAT_CHECK) found
-    a bad access in this group, which fails the command."""
+    """The work-group function: it returns 0, or 1 when a compiled check (PYPLAT_CHECK: the
+    instrumentation's group_result) found a bad access in this group, which fails the command."""
     fn = ir.Function(module, ir.FunctionType(I32, [PTR, PTR]), name=name)
     fn.attributes.add("nounwind")
     fn.args[1].add_attribute("noalias")          # ctx
@@ -51,15 +51,10 @@ def work_item_state(alloca_b, b, ctx, reqd):
     return wi, slots
 
 
-def check_frame(mg, k, alloca_b, b, wi, args_p):
-    """PYPLAT_CHECK builds: the group's check frame (lowering/checks.py), else None."""
-    table = mg.check_table()
-    return None if table is None else table.setup_frame(k, alloca_b, b, wi, args_p, argument)
-
-
 def group_result(mg, b, frame, k, wi):
-    """What the work-group function returns (see declare)."""
-    return I32(0) if frame is None else mg.check_table().group_result(b, frame, k, wi)
+    """What the work-group function returns (see declare); frame: the instrumentation's
+    (Instrumentation.frame), or None."""
+    return I32(0) if frame is None else mg.instr.group_result(b, frame, k, wi)
 
 
 def argument(b, args_p, i, t):
@@ -131,14 +126,14 @@ def loop_nest(b, fn, slots, sizes, body_fn, prefix):
 def plain_workgroup_function(mg, k, name=None, body=None):
     """The work-group function of a kernel without barriers: one loop nest calling the kernel's
     (always-inline) LLVM function, which LLVM vectorises across work-items. Returns its name.
-    (name, body: another function around another body: check_versions.py.)"""
+    (name, body: another function around another body: Instrumentation.plain_versions.)"""
     name = name or name_of(k)
     fn = declare(mg.module, name)
     args_p, ctx = fn.args
     b = Builder(fn.append_basic_block("entry"))
     reqd = required_size(k)
     wi, slots = work_item_state(b, b, ctx, reqd)
-    frame = check_frame(mg, k, b, b, wi, args_p)
+    frame = mg.instr.frame(k, b, b, wi, args_p)
     callargs = [wi] + [argument(b, args_p, i, p.type) for i, p in enumerate(k.params)]
     body = body or mg.fns[k]
     sizes = local_sizes(b, ctx, reqd)

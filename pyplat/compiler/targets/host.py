@@ -6,6 +6,7 @@ Its packages and compiled objects name no target, and its cache keys add nothing
 are as they were before targets were objects, so existing entries and binaries stay valid.
 """
 from .. import jit
+from ..checker.instrument import Checker
 from ..lowering.line_tables import LineTables
 from ..lowering.module import ModuleGen
 from ..objects import from_package_parts
@@ -29,7 +30,8 @@ class HostTarget:
         in, and (-g) line tables naming `source_name`."""
         triple, layout = jit.target_info()
         mg = ModuleGen(opts, triple, layout)
-        mg.checks = checks
+        if checks:                 # PYPLAT_CHECK: lowering calls the checker's hooks
+            mg.instr = Checker(mg, checks)
         if "-g" in opts.flags:
             mg.line_tables = LineTables(mg.module, source_name)
         return mg

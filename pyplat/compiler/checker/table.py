@@ -1,4 +1,6 @@
-"""PYPLAT_CHECK=bounds compiled into host kernels (docs/tools.md, "PYPLAT_CHECK").
+"""CheckTable: what every check of a module shares (its sites, each kernel's objects, the check
+frame, the report), and PYPLAT_CHECK=bounds compiled into host kernels (docs/tools.md,
+"PYPLAT_CHECK"). The checker's hooks (instrument.py) call it.
 
 Every load and store through a `__global`, `__constant` or `__local` pointer (kernels and the
 helpers inlined into them) is guarded: the accessed bytes must lie inside one object of that
@@ -23,14 +25,13 @@ line, column, access, size, object) goes into the kernel's metadata.
 from llvmlite import ir
 
 from .. import abi
+from ..lowering.barrier_tree import assigned_vars
+from ..lowering.irbuild import I1, I32, I64, PTR, VOIDT, WI_FRAME, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
 from ..tree import source_position
-from . import check_defined, check_global_races, check_intervals, check_shadow
-from .check_layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
-                           REC_GLOBAL_ID,
-                           REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE, REC_SIZE,
-                           WI_FRAME)
-from .barrier_tree import assigned_vars
-from .irbuild import I1, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
+from . import definedness, global_races, intervals, local_shadow
+from .layout import (FR_COUNT, FR_FOUND, FR_OBJECTS, FR_RECORD, KIND_BOUNDS, KIND_DIVZERO, REC_FOUND,
+                     REC_GLOBAL_ID, REC_HEADER, REC_KIND, REC_LOCAL_ID, REC_OFFSET, REC_OTHER, REC_SITE,
+                     REC_SIZE)
 
 BOUNDS = "bounds"
 SPACE_CODES = {"global": 1, "constant": 2, "local": 3}
@@ -48,10 +49,13 @@ def _i64p(b, base, index):
 
 
 class CheckTable:
-    """The module's checks: its sites, each kernel's objects, the constant variables."""
+    """The module's checks: its sites, each kernel's objects, the constant variables. kinds:
+    PYPLAT_CHECK's kinds compiled in (uninit and races include bounds: they watch the accesses
+    bounds finds inside an object)."""
 
-    def __init__(self, mg):
+    def __init__(self, mg, kinds):
         self.mg = mg
+        self.kinds = frozenset(kinds)
         self.sites = []                 # [file, line, col, access, size, object name, space]
         self.objects = {}               # kernel name -> [[name, space, kind]]
         self.slow = None
@@ -59,29 +63,29 @@ class CheckTable:
         self.site_slots = {}           # kernel name -> [site] of its frame's site slots
         self.called_kernels = set()    # kernels also called as functions: no frame hints there
         self.slot_registers = {}       # kernel name -> [alloca] of site slots kept in registers
-        # (check_global_races.py) kernel name -> [site] of its frame's global race slots, and
-        # -> {slot: alloca} of those kept in registers; (check_defined.py) kernel name -> the
+        # (global_races.py) kernel name -> [site] of its frame's global race slots, and
+        # -> {slot: alloca} of those kept in registers; (definedness.py) kernel name -> the
         # register of its uninit use key
         self.global_race_slots = {}
         self.race_slot_registers = {}
         self.undefined_registers = {}
         self.race_skip = None          # (kernel, argument indices) whose race checks the version
-                                       # being lowered leaves out (check_versions.py)
-        self.race_private_sites = {}   # kernel name -> {argument: [window]} (check_private.py)
-        self.race_window_sites = {}    # kernel name -> {argument: [(g, node, size, write)]} (check_windows.py)
+                                       # being lowered leaves out (versions.py)
+        self.race_private_sites = {}   # kernel name -> {argument: [window]} (private_proofs.py)
+        self.race_window_sites = {}    # kernel name -> {argument: [(g, node, size, write)]} (windows.py)
         self.race_proofs = {}          # (kernel name, argument) -> Proof or None, once the full version is lowered
-        self.window_kernels = {}       # kernel name -> its check_windows analysis
+        self.window_kernels = {}       # kernel name -> its windows analysis
         self.race_written = {}         # kernel name -> {argument with a race-checked write}
         self.local_inside = {}         # kernel name -> ids of __local accesses always inside their variable
-        self.written_reads = {}        # kernel name -> ids of __local reads surely written (check_written.py)
+        self.written_reads = {}        # kernel name -> ids of __local reads surely written (local_written.py)
         self.race_free = {}            # kernel name -> ids of its __local access nodes that
-                                       # cannot race (check_intervals.py)
-        self.global_race_scopes = None # (check_global_races.py) the tags' and frame's alias scopes,
+                                       # cannot race (intervals.py)
+        self.global_race_scopes = None # (global_races.py) the tags' and frame's alias scopes,
         self.tag_array_scopes = None   # and the tag arrays'
 
     def forget_kernel_slots(self, name):
         """A kernel's frame slots and their registers start again: a second version of its
-        work-group function is lowered (check_versions.py)."""
+        work-group function is lowered (versions.py)."""
         for per_kernel in (self.site_slots, self.slot_registers, self.global_race_slots,
                            self.race_slot_registers, self.undefined_registers):
             per_kernel.pop(name, None)
@@ -125,7 +129,7 @@ class CheckTable:
         """In a work-group function's prologue: the frame filled, its pointer stored in `wi`.
         argument(b, args_p, i, type): workgroup.argument."""
         objects = self.kernel_objects(k)
-        words = FR_OBJECTS + 3 * len(objects) + SITE_SLOTS + check_global_races.frame_words(k)
+        words = FR_OBJECTS + 3 * len(objects) + SITE_SLOTS + global_races.frame_words(k)
         frame = alloca_b.alloca(ir.ArrayType(I64, words), name="check.frame")
         record = b.load(b.gep(args_p, [I64(len(k.params))], inbounds=True, source_etype=PTR), typ=PTR, align=8)
         record = b.load(record, typ=PTR, align=8)
@@ -146,16 +150,16 @@ class CheckTable:
             b.store(b.ptrtoint(base, I64), _i64p(b, frame, at))
             b.store(size, _i64p(b, frame, at + 1))
             b.store(I64(SPACE_CODES[space]), _i64p(b, frame, at + 2))
-        check_shadow.setup(self, b, frame, record, lm, any(space == "local" for _, _, space, _ in objects))
+        local_shadow.setup(self, b, frame, record, lm, any(space == "local" for _, _, space, _ in objects))
         b.call(self.mg.intrinsic("llvm.memset.p0.i64", VOIDT, [PTR, ir.IntType(8), I64, I1]),
                [_i64p(b, frame, FR_OBJECTS + 3 * len(objects)), ir.IntType(8)(0), I64(8 * SITE_SLOTS), I1(0)])
-        check_global_races.setup(self, k, b, frame, record, wi, args_p, FR_OBJECTS + 3 * len(objects) + SITE_SLOTS)
+        global_races.setup(self, k, b, frame, record, wi, args_p, FR_OBJECTS + 3 * len(objects) + SITE_SLOTS)
         b.store(frame, b.gep(wi, [I32(0), I32(WI_FRAME)], inbounds=True, source_etype=WI_TYPE))
         return frame
 
     def barrier(self, b, frame):
         """At each barrier of the group (the races check's epochs)."""
-        check_shadow.barrier(self, b, frame)
+        local_shadow.barrier(self, b, frame)
 
     def group_result(self, b, frame, k, wi):
         """At the work-group function's end: the site slots' findings reported (the first site
@@ -180,14 +184,14 @@ class CheckTable:
                 b.position_at_end(next_bb)
             b.branch(end_bb)
             b.position_at_end(end_bb)
-        if check_defined.UNINIT in self.mg.checks:
-            check_defined.report_use(self, b, frame, wi, k)
-        check_global_races.group_end(self, b, frame, k, wi, FR_OBJECTS + 3 * len(self._objects_of(k)) + SITE_SLOTS)
+        if definedness.UNINIT in self.kinds:
+            definedness.report_use(self, b, frame, wi, k)
+        global_races.group_end(self, b, frame, k, wi, FR_OBJECTS + 3 * len(self._objects_of(k)) + SITE_SLOTS)
         return b.trunc(b.load(_i64p(b, frame, FR_FOUND), typ=I64, align=8), I32)
 
     def report_key(self, b, frame, wi, key, site, offset, size, kind, other, lid_shift=_OFFSET_BITS):
         """Report a finding kept in a frame word whose bits from lid_shift up are the work-item's
-        local linear id + 1 (the site slots, check_defined's uses, check_global_races' slots)."""
+        local linear id + 1 (the site slots, definedness's uses, global_races' slots)."""
         # a copy of the work-item state for the report: `wi` itself is passed to no call, so
         # that LLVM splits it into registers (and the frame stays private)
         copy = b.alloca(WI_TYPE, name="check.wi")
@@ -224,13 +228,13 @@ class CheckTable:
 
     def cannot_race(self, g, node):
         """Whether the __local access `node` of the kernel being lowered cannot race
-        (check_intervals.py): True, False, or check_intervals.ONE_ROW (not in groups of one row)."""
+        (intervals.py): True, False, or intervals.ONE_ROW (not in groups of one row)."""
         f = g.f
         if node is None or not f.is_kernel or f in self.called_kernels:
             return False
         free = self.race_free.get(f.name)
         if free is None:
-            free = self.race_free[f.name] = check_intervals.race_free_accesses(f)
+            free = self.race_free[f.name] = intervals.race_free_accesses(f)
         return free.get(id(node), False)
 
     def local_in_bounds(self, g, node):
@@ -244,7 +248,7 @@ class CheckTable:
             found = self.local_inside[f.name] = set()
             if f.body is not None and all(x > 0 for x in f.reqd):
                 from . import local_footprints      # (numpy: not imported with the platform)
-                occurrences, _ = check_intervals.local_accesses(f)
+                occurrences, _ = intervals.local_accesses(f)
                 footprints = local_footprints.Footprints(f)
                 for a in occurrences.values():
                     got = footprints.of(a) if a.var.val in f.local_vars else None
@@ -256,14 +260,14 @@ class CheckTable:
     def surely_written(self, g, node, write):
         """Whether the __local read `node` of the kernel being lowered reads bytes surely
         written with defined values, or the write `node` finds its bytes so and writes a
-        defined value (check_written.py)."""
+        defined value (local_written.py)."""
         f = g.f
-        if node is None or not f.is_kernel or f in self.called_kernels or "uninit" not in self.mg.checks:
+        if node is None or not f.is_kernel or f in self.called_kernels or "uninit" not in self.kinds:
             return False
         found = self.written_reads.get(f.name)
         if found is None:
-            from . import check_written             # (numpy: not imported with the platform)
-            found = self.written_reads[f.name] = check_written.surely_written(f)
+            from . import local_written             # (numpy: not imported with the platform)
+            found = self.written_reads[f.name] = local_written.surely_written(f)
         return id(node) in found[1 if write else 0]
 
     def exact(self, g, hint):
@@ -381,12 +385,12 @@ class CheckTable:
               stored=None, value=None, align=1, node=None):
         """Emit access_fn() (which returns the loaded value, or None for a store) only when
         [ptr, ptr + size) is inside an object; a load yields `zero` otherwise. `__local`
-        accesses also go through the shadow checks (check_shadow.py); an atomic one only counts
+        accesses also go through the shadow checks (local_shadow.py); an atomic one only counts
         as written there (atomics do not race). stored: a store's value's shadow (uninit:
-        check_defined.py), None where defined. align: the address's known alignment. node: the
-        access on the typed tree, where known (check_private.py)."""
+        definedness.py), None where defined. align: the address's known alignment. node: the
+        access on the typed tree, where known (private_proofs.py)."""
         b = g.b
-        defined = g.defined
+        defined = g.values
         if defined is not None:         # uninit: an address computed from an undefined value
             defined.use(b, ptr, "address", like=site)
             was_quiet, defined.quiet = defined.quiet, True
@@ -400,9 +404,9 @@ class CheckTable:
         base = I64(0)
         ok_bb, race = do_bb, None   # (PYPLAT_CHECK=races: __global accesses pass a race check first)
         if space == "global" and hint is not None and hint[0] == "frame" and not atomic and \
-                check_global_races.wanted(self.mg, g.f):
+                global_races.wanted(self, g.f):
             races_at = FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS
-            race = check_global_races.prepare(self, g, frame, races_at, hint, node, size, write)
+            race = global_races.prepare(self, g, frame, races_at, hint, node, size, write)
             ok_bb = fn.append_basic_block("check.global") if race is not None else do_bb
         if hint is not None:
             base, limit = self.object_range(g, hint, frame)
@@ -435,7 +439,7 @@ class CheckTable:
                 # which the vectoriser does not take for a reduction; a finding is >= 2^40)
                 key = b.select(inside, I64(1), code)
                 # (no FR_FOUND here: group_result's report of the slot sets it)
-                word = check_global_races.frame_access          # (races: no tag store aliases it)
+                word = global_races.frame_access          # (races: no tag store aliases it)
                 old = word(self, b.load(at, typ=I64, align=8))
                 word(self, b.store(b.select(b.icmp_unsigned(">", key, old), key, old), at))
                 skip_bb = b.block
@@ -457,29 +461,29 @@ class CheckTable:
         race_key = None     # (the race check's conflict key, its slot): kept at the join
         if ok_bb is not do_bb:
             b.position_at_end(ok_bb)
-            race_key = check_global_races.access(self, g, frame, races_at, p, size, race, site, write, value, align)
+            race_key = global_races.access(self, g, frame, races_at, p, size, race, site, write, value, align)
             race_bb = b.block
             b.branch(do_bb)
         b.position_at_end(do_bb)
         if race_key is not None and slow_bb is not None:
-            race_key = (check_global_races.joined_key(b, race_key[0], race_bb, slow_bb), race_key[1])
+            race_key = (global_races.joined_key(b, race_key[0], race_bb, slow_bb), race_key[1])
         undefined = None
-        if space == "local" and check_shadow.wanted(self.mg.checks):
-            undefined, local_key = check_shadow.local_access(
+        if space == "local" and local_shadow.wanted(self.kinds):
+            undefined, local_key = local_shadow.local_access(
                 self, g, frame, p, size, base if hint is not None else None, site, write, atomic, stored, align,
                 FR_OBJECTS + 3 * len(self._objects_of(g.f)) + SITE_SLOTS, free=self.cannot_race(g, node),
                 written=self.surely_written(g, node, write))
             race_key = local_key or race_key
         before = len(b.block.instructions)
         v = access_fn()
-        check_global_races.data_accesses(self, b.block.instructions[before:])
+        global_races.data_accesses(self, b.block.instructions[before:])
         if undefined is not None and v is not None and v is not ptr:    # (a struct's: its address)
             defined.loaded(b, v, undefined, site)
         done_bb = b.block
         b.branch(join_bb)
         b.position_at_end(join_bb)
         if race_key is not None:
-            key = check_global_races.joined_key(b, race_key[0], done_bb, skip_bb)
+            key = global_races.joined_key(b, race_key[0], done_bb, skip_bb)
         phi = None
         if v is not None:
             phi = b.phi(v.type)
@@ -488,7 +492,7 @@ class CheckTable:
         if defined is not None and phi is not None:
             defined.joined(b, phi, v, done_bb, skip_bb)
         if race_key is not None:            # (after the join's phis)
-            check_global_races.keep(self, g, frame, race_key[1], key)
+            global_races.keep(self, g, frame, race_key[1], key)
         if defined is not None:
             defined.quiet = was_quiet
         return phi
@@ -538,11 +542,11 @@ class CheckTable:
         space, hint, _ = lv.check
         site = self._site_of(g, lv, "write")
         stored = None
-        if g.defined is not None and space == "global":     # uninit: an undefined value leaves
-            g.defined.use(g.b, v, "store", like=site)
-            g.defined.use(g.b, None, "control", like=site, shadow=g.defined.control)
-        elif g.defined is not None:
-            stored = g.defined.of(v)
+        if g.values is not None and space == "global":     # uninit: an undefined value leaves
+            g.values.use(g.b, v, "store", like=site)
+            g.values.use(g.b, None, "control", like=site, shadow=g.values.control)
+        elif g.values is not None:
+            stored = g.values.of(v)
         self.guard(g, lv.ptr, lv.type.size, space, hint, site,
                    lambda: g.store(v, lv.ptr, lv.type, lv.align), write=True, stored=stored, value=v,
                    align=lv.align or lv.type.align, node=lv.check[2])
@@ -581,8 +585,8 @@ class CheckTable:
         [(LLVM global, size)] of the module's __constant variables)."""
         if self.slow is not None:
             self._finish_slow(constant_globals)
-        check_shadow.finish(self)
-        check_global_races.finish(self)
+        local_shadow.finish(self)
+        global_races.finish(self)
         self.finish_report()
 
     def _finish_slow(self, constant_globals):

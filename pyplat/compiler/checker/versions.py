@@ -18,31 +18,33 @@ tags would have been skipped at run time anyway (serial 0).
 """
 from llvmlite import ir
 
-from . import check_global_races, check_private_launch, workgroup
-from .check_layout import GS_HEADER, rec_global_shadow
-from .irbuild import I1, I64, PTR, Builder
+from ..lowering import workgroup
+from ..lowering.irbuild import I1, I64, PTR, Builder
+from . import global_races, private_launch
+from .layout import GS_HEADER, rec_global_shadow
 
 
-def read_only_arguments(mg, k):
+def read_only_arguments(table, k):
     """Indices of kernel k's `__global` pointer arguments without a race-checked write through
     them (after the full version's lowering: table.race_written), where their race checks are
     worth a second version (races on), else ()."""
-    if not check_global_races.wanted(mg, k):
+    if not global_races.wanted(table, k):
         return ()
-    written = mg.check_table().race_written.get(k.name, set())
-    return tuple(i for i in check_global_races.global_arguments(k) if i not in written)
+    written = table.race_written.get(k.name, set())
+    return tuple(i for i in global_races.global_arguments(k) if i not in written)
 
 
-def emit(mg, k, name, emit_one):
+def emit(table, k, name, emit_one):
     """Kernel k's work-group function `name` (a kernel lowered whole: barriers.py), made by
-    emit_one(name): the full version first (its sites make check_private's proofs), then,
-    where some argument's race checks can be left out, the fast one."""
-    if not check_global_races.wanted(mg, k):
+    emit_one(name): the full version first (its sites make private_proofs's proofs), then,
+    where some argument's race checks can be left out, the fast one (the checker's
+    Instrumentation.kernel_versions)."""
+    if not global_races.wanted(table, k):
         emit_one(name)
         return
-    table = mg.check_table()
+    mg = table.mg
     emit_one(name + ".full")
-    read_only, private = _left_out(mg, k)
+    read_only, private = _left_out(table, k)
     if read_only or private:
         # (the full version's group end has read them: the fast one's slots start again)
         table.forget_kernel_slots(k.name)
@@ -55,19 +57,19 @@ def emit(mg, k, name, emit_one):
             # (a copy of the same regions: the vectoriser's threshold counts the kernel's own,
             # driver.native_object; counted twice, pyopencl's reduction lost its vector loop)
             mg.regions = regions
-    _dispatch(mg, k, name, read_only, private)
+    _dispatch(table, k, name, read_only, private)
 
 
-def plain(mg, k, emit_body):
-    """The work-group function of kernel k without barriers (workgroup.plain_workgroup_function
-    around its body, mg.fns[k], already lowered), in two versions where some argument's race
-    checks can be left out: the second body lowered by emit_body(k) into a function of its own.
-    Returns its name."""
-    read_only, private = _left_out(mg, k) if check_global_races.wanted(mg, k) else ((), ())
+def plain(table, k, emit_body, emit_loop):
+    """The work-group function of kernel k without barriers (emit_loop(name, body): the loop
+    nest around its body, mg.fns[k], already lowered), in two versions where some argument's
+    race checks can be left out: the second body lowered by emit_body(k) into a function of its
+    own. Returns its name (the checker's Instrumentation.plain_versions)."""
+    read_only, private = _left_out(table, k) if global_races.wanted(table, k) else ((), ())
     if not read_only and not private:
-        return workgroup.plain_workgroup_function(mg, k)
+        return emit_loop()
+    mg = table.mg
     name = workgroup.name_of(k)
-    table = mg.check_table()
     full_body = mg.fns[k]
     fast_body = ir.Function(mg.module, full_body.function_type, name=full_body.name + ".fast")
     for a in full_body.attributes:
@@ -80,25 +82,26 @@ def plain(mg, k, emit_body):
     finally:
         table.race_skip = None
         mg.fns[k] = full_body
-    workgroup.plain_workgroup_function(mg, k, name + ".fast", fast_body)
-    workgroup.plain_workgroup_function(mg, k, name + ".full", full_body)
-    _dispatch(mg, k, name, read_only, private)
+    emit_loop(name + ".fast", fast_body)
+    emit_loop(name + ".full", full_body)
+    _dispatch(table, k, name, read_only, private)
     return name
 
 
-def _left_out(mg, k):
-    """(read-only arguments, private ones: check_private.py) of kernel k."""
-    read_only = read_only_arguments(mg, k)
-    from . import check_windows          # (numpy: imported when a checked kernel is built, not with the platform)
-    private = tuple(i for i in check_windows.private_arguments(mg.check_table(), k) if i not in read_only)
+def _left_out(table, k):
+    """(read-only arguments, private ones: private_proofs.py) of kernel k."""
+    read_only = read_only_arguments(table, k)
+    from . import windows          # (numpy: imported when a checked kernel is built, not with the platform)
+    private = tuple(i for i in windows.private_arguments(table, k) if i not in read_only)
     return read_only, private
 
 
-def _dispatch(mg, k, name, read_only, private):
+def _dispatch(table, k, name, read_only, private):
     """The exported work-group function: `.fast` where the record tracks none of `read_only`,
     no other argument shares a `private` one's shadow, and each `private` one's proof holds
-    for the launch (check_private_launch: its sizes and scalar arguments); else `.full` (the
+    for the launch (private_launch: its sizes and scalar arguments); else `.full` (the
     only version where both are empty)."""
+    mg = table.mg
     full = mg.module.get_global(name + ".full")
     fn = workgroup.declare(mg.module, name)
     full.linkage = "internal"
@@ -121,13 +124,13 @@ def _dispatch(mg, k, name, read_only, private):
         go = b.and_(go, b.icmp_unsigned("==", header(i), I64(0)))
     for i in private:
         own = header(i)
-        for j in check_global_races.global_arguments(k):
+        for j in global_races.global_arguments(k):
             if j != i:
                 go = b.and_(go, b.or_(b.icmp_unsigned("==", own, I64(0)), b.icmp_unsigned("!=", own, header(j))))
-    from . import check_windows          # (numpy: not imported with the platform)
-    proofs = check_windows.proofs(mg.check_table(), k)
+    from . import windows          # (numpy: not imported with the platform)
+    proofs = windows.proofs(table, k)
     for i in private:
-        go = b.and_(go, check_private_launch.condition(b, k, proofs[i], args_p, ctx))
+        go = b.and_(go, private_launch.condition(b, k, proofs[i], args_p, ctx))
     fast_bb = fn.append_basic_block("fast")
     full_bb = fn.append_basic_block("full")
     b.cbranch(go, fast_bb, full_bb)

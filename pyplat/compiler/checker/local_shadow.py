@@ -1,25 +1,25 @@
 """PYPLAT_CHECK=uninit and races: shadow memory of a work-group's `__local` memory (docs/tools.md).
 
 The core gives a checked kernel's launches more local memory than they use (core/checks.py,
-`shadow_factor`): after the group's `total` bytes (the check record's REC_LOCAL_TOTAL, a
+layout.shadow_factor): after the group's `total` bytes (the check record's REC_LOCAL_TOTAL, a
 multiple of 128) come, per local byte,
-- uninit: one byte, 1 once a work-item of the group wrote it a defined value (check_defined.py);
+- uninit: one byte, 1 once a work-item of the group wrote it a defined value (definedness.py);
 - races: two uint32 tags, the last writer's and the last reader's (all writers' tags, then all
   readers'): (barrier epoch mod 2^16) << 16 | (local linear id + 1), 0 for none; then the
   same per 4-byte word (word tags: the tag of the word at offset o at byte o of the writers'
   word tags, then the readers'), for accesses of whole aligned words.
 The work-group function clears both in its prologue (so "written" means written in this group)
-and starts the epoch at 1; each barrier adds one (checks.CheckTable.barrier).
+and starts the epoch at 1; each barrier adds one (table.CheckTable.barrier).
 
 Every `__local` access that passed the bounds check then:
 - uninit: a store sets its bytes' flags (clears them where its value is undefined); a load of
-  up to 16 bytes whose flags are not all set gives an undefined value, which check_defined.py
+  up to 16 bytes whose flags are not all set gives an undefined value, which definedness.py
   follows to its uses (the load happens: the memory is there);
 - races: a write conflicts with another work-item's write or read of one of its bytes in the
   same epoch, a read with another work-item's write; a conflict is a finding naming the other
   work-item. Accesses of whole aligned words (up to 16 bytes) compare and update their word
   tags inline and, without a branch, make the conflict's key, which the access's join keeps in
-  a race slot of the frame (check_global_races.new_slot, keep; reported at the group's end):
+  a race slot of the frame (global_races.new_slot, keep; reported at the group's end):
   the loop over work-items stays vectorisable. Other accesses of up to 16 bytes compare their
   byte tags inline, as vectors; a conflict (or a larger access) goes to a cold loop,
   `__pyplat_check_race`, which finds the byte and reports.
@@ -29,23 +29,17 @@ writes into `__local` memory count as written for uninit (mark_written).
 from llvmlite import ir
 
 from .. import abi
-from . import check_defined, check_global_races, check_intervals
-from .check_layout import (FR_EPOCH, FR_LOCAL, FR_LOCAL_TOTAL, FR_RECORD, FR_SHADOW_RACES, FR_SHADOW_UNINIT, FR_UNDEFINED,
-                           KIND_READ_AFTER_WRITE, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, REC_LOCAL_TOTAL, WI_FRAME)
-from .irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
+from ..lowering.irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_FRAME, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
+from . import definedness, global_races, intervals
+from .layout import (FR_EPOCH, FR_LOCAL, FR_LOCAL_TOTAL, FR_RECORD, FR_SHADOW_RACES, FR_SHADOW_UNINIT, FR_UNDEFINED,
+                     KIND_READ_AFTER_WRITE, KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, RACE_BYTES, REC_LOCAL_TOTAL)
 
 UNINIT, RACES = "uninit", "races"
 RACE = "__pyplat_check_race"
-RACE_BYTES = 10             # races' shadow bytes per local byte: 8 of byte tags, 2 of word tags
 
 
 def wanted(kinds):
     return UNINIT in kinds or RACES in kinds
-
-
-def shadow_factor(kinds):
-    """Local memory a launch gets, in multiples of what the kernel uses."""
-    return 1 + (UNINIT in kinds) + RACE_BYTES * (RACES in kinds)
 
 
 def _word(b, frame, index):
@@ -60,12 +54,12 @@ def _memset(table, b, ptr, byte, size):
 def setup(table, b, frame, record, lm, has_local=True):
     """The prologue's part: the frame's local-memory and shadow addresses, shadows cleared
     (has_local: the kernel has __local objects; without, no access reaches the shadows)."""
-    kinds = table.mg.checks
+    kinds = table.kinds
     b.store(b.ptrtoint(lm, I64), _word(b, frame, FR_LOCAL))
     b.store(I64(1), _word(b, frame, FR_EPOCH))
     b.store(I64(0), _word(b, frame, FR_SHADOW_UNINIT))
     b.store(I64(0), _word(b, frame, FR_SHADOW_RACES))
-    b.store(I64(check_defined.NONE), _word(b, frame, FR_UNDEFINED))
+    b.store(I64(definedness.NONE), _word(b, frame, FR_UNDEFINED))
     if not wanted(kinds) or not has_local:
         return
     total = b.load(_word(b, record, REC_LOCAL_TOTAL), typ=I64, align=8)
@@ -82,7 +76,7 @@ def setup(table, b, frame, record, lm, has_local=True):
 
 def barrier(table, b, frame):
     """A barrier of the group: the next epoch (the tags are cleared when its 16 bits wrap)."""
-    if RACES not in table.mg.checks:
+    if RACES not in table.kinds:
         return
     epoch = b.add(b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8), I64(1))
     wrapped = b.icmp_unsigned("==", b.and_(epoch, I64(0xFFFF)), I64(0))
@@ -111,15 +105,15 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
     the bounds check; base: its object's address (offsets in findings), None: unknown. An
     atomic access only sets uninit's flags. Returns (undefined, race): undefined, for uninit's
     load of up to 16 bytes, an i1: some of its bytes are not defined (the value is undefined:
-    check_defined.py), else None; race: (the conflict's key, its slot) for the caller to keep
-    (check_global_races.keep) at the access's join, else None. stored: a store's value's
+    definedness.py), else None; race: (the conflict's key, its slot) for the caller to keep
+    (global_races.keep) at the access's join, else None. stored: a store's value's
     shadow (not None: undefined where not 0). align: the address's known alignment; slots_at:
-    the frame word of the race slots (check_global_races). free: True where the access cannot
-    race (check_intervals.py): no race check; check_intervals.ONE_ROW: a race check that runs only
+    the frame word of the race slots (global_races). free: True where the access cannot
+    race (intervals.py): no race check; intervals.ONE_ROW: a race check that runs only
     in groups with more than one row. written: a read whose bytes are surely written with
-    defined values (check_written.py): no flag load, its value is defined; a write that finds
+    defined values (local_written.py): no flag load, its value is defined; a write that finds
     its bytes so and writes a defined value: no flag store (it would change nothing)."""
-    kinds = table.mg.checks
+    kinds = table.kinds
     b = g.b
     lm = table._invariant(b.load(_word(b, frame, FR_LOCAL), typ=I64, align=8))
     off = b.sub(p, lm)
@@ -141,17 +135,17 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
             every = ir.Constant(width, int("01" * size, 16))
             value = every if stored is None or atomic else \
                 b.select(b.icmp_unsigned("==", stored, I32(0)), every, ir.Constant(width, 0))
-            check_global_races.tag_access(table, b.store(value, flags, align=1), ("local", "uninit"))
+            global_races.tag_access(table, b.store(value, flags, align=1), ("local", "uninit"))
         elif write or atomic:
             _memset(table, b, flags, I8(1) if stored is None or atomic else
                     b.zext(b.icmp_unsigned("==", stored, I32(0)), I8), I64(size))
         elif width is not None and not written:
-            got = check_global_races.tag_access(table, b.load(flags, typ=width, align=1), ("local", "uninit"))
+            got = global_races.tag_access(table, b.load(flags, typ=width, align=1), ("local", "uninit"))
             undefined = b.icmp_unsigned("!=", got, ir.Constant(width, int("01" * size, 16)))
     race = None
     if RACES in kinds and not atomic and free is not True:
         skip_bb = None
-        if free == check_intervals.ONE_ROW:      # (groups of one row cannot race here)
+        if free == intervals.ONE_ROW:      # (groups of one row cannot race here)
             rows = b.mul(g.wi_slot(abi.CTX_LOCAL_SIZE + 1), g.wi_slot(abi.CTX_LOCAL_SIZE + 2))
             entry_bb = b.block
             check_bb = b.function.append_basic_block("check.rows")
@@ -160,7 +154,7 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
             b.position_at_end(check_bb)
         slot = None
         if size % 4 == 0 and align >= 4 and size <= 16 and slots_at is not None:
-            slot = check_global_races.new_slot(table, g, slots_at, site, size)
+            slot = global_races.new_slot(table, g, slots_at, site, size)
         if slot is not None:
             race = (_word_race(table, g, frame, off, size, write, rel), slot)
         elif size <= 16:
@@ -172,14 +166,14 @@ def local_access(table, g, frame, p, size, base, site, write, atomic=False, stor
             b.branch(skip_bb)
             b.position_at_end(skip_bb)
             if race is not None:
-                race = (check_global_races.joined_key(b, race[0], checked_bb, entry_bb), race[1])
+                race = (global_races.joined_key(b, race[0], checked_bb, entry_bb), race[1])
     return undefined, race
 
 
 def _word_race(table, g, frame, off, size, write, rel):
     """The races check of an access of whole aligned words (size <= 16) through the word
     tags: compared (one i32, or a vector) and set, without a branch; returns the conflict's
-    key (check_global_races.local_key), 1 where none."""
+    key (global_races.local_key), 1 where none."""
     b = g.b
     lanes = size // 4
     vt = I32 if lanes == 1 else ir.VectorType(I32, lanes)
@@ -188,7 +182,7 @@ def _word_race(table, g, frame, off, size, write, rel):
     words = b.gep(tags, [b.mul(total, I64(8))], source_etype=I8)      # (after the byte tags)
     wp = b.gep(words, [off], source_etype=I8)
     rp = b.gep(words, [b.add(total, off)], source_etype=I8)
-    epoch = b.and_(check_global_races.frame_access(table, b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8)),
+    epoch = b.and_(global_races.frame_access(table, b.load(_word(b, frame, FR_EPOCH), typ=I64, align=8)),
                    I64(0xFFFF))
     ls = [g.wi_slot(abi.CTX_LOCAL_SIZE + d) for d in range(2)]
     lid = [g.wi_slot(WI_LID + d) for d in range(3)]
@@ -211,22 +205,22 @@ def _word_race(table, g, frame, off, size, write, rel):
         # lanes holding another work-item's tag of this epoch: the tag differs from mine in the
         # id's 16 bits only (0 < t ^ me < 2^16). No tag of this epoch has id 0: ids are local
         # linear id + 1, and groups are smaller than 2^16 (device limits); cleared tags are of
-        # epoch 0, which is skipped (check_shadow.barrier).
+        # epoch 0, which is skipped (local_shadow.barrier).
         return b.icmp_unsigned("<", b.sub(b.xor(t, me), const(1)), const(0xFFFF))
-    w = check_global_races.tag_access(table, b.load(wp, typ=vt, align=4), ("local", "w"))
+    w = global_races.tag_access(table, b.load(wp, typ=vt, align=4), ("local", "w"))
     w_other = others(w)
     # per lane: a writer's id | 1 << 16, else a reader's id (write only), else 0
     value = b.select(w_other, b.or_(b.and_(w, const(0xFFFF)), const(1 << 16)), const(0))
     if write:
-        r = check_global_races.tag_access(table, b.load(rp, typ=vt, align=4), ("local", "r"))
+        r = global_races.tag_access(table, b.load(rp, typ=vt, align=4), ("local", "r"))
         value = b.select(w_other, value, b.select(others(r), b.and_(r, const(0xFFFF)), const(0)))
-    check_global_races.tag_access(table, b.store(me, wp if write else rp, align=4), ("local", "w" if write else "r"))
+    global_races.tag_access(table, b.store(me, wp if write else rp, align=4), ("local", "w" if write else "r"))
     if lanes > 1:
-        value = b.call(check_global_races.reduce_umax(b, lanes), [value])
+        value = b.call(global_races.reduce_umax(b, lanes), [value])
     best = b.zext(value, I64)
     code = I64(2) if not write else b.select(b.icmp_unsigned("!=", b.and_(best, I64(1 << 16)), I64(0)),
                                              I64(0), I64(1))
-    key = check_global_races.local_key(b, lin, code, b.sub(b.and_(best, I64(0xFFFF)), I64(1)), rel)
+    key = global_races.local_key(b, lin, code, b.sub(b.and_(best, I64(0xFFFF)), I64(1)), rel)
     return b.select(b.icmp_unsigned("!=", best, I64(0)), key, I64(1))
 
 
@@ -275,7 +269,7 @@ def _inline_race(table, g, frame, off, size, write, site, rel):
 
 def mark_written(table, g, ptr, nbytes):
     """A builtin wrote nbytes (an i64 value) at ptr in __local memory: uninit's flags set."""
-    if UNINIT not in table.mg.checks:
+    if UNINIT not in table.kinds:
         return
     b = g.b
     frame = b.load(b.gep(g.wi, [I32(0), I32(WI_FRAME)], inbounds=True, source_etype=WI_TYPE), typ=PTR, align=8)

@@ -1,5 +1,5 @@
-"""PYPLAT_CHECK=races: what check_private's proof of an argument leaves to the launch, tested by
-the exported work-group function (check_versions._dispatch) before it picks `.fast`.
+"""PYPLAT_CHECK=races: what private_proofs's proof of an argument leaves to the launch, tested by
+the exported work-group function (versions._dispatch) before it picks `.fast`.
 
 From the launch's sizes (the context) and its scalar arguments: the proof's linear form over
 the six ids (group id g_d, local id l_d; get_global_id(d) = g_d · local size d + l_d + offset
@@ -8,15 +8,15 @@ the coefficients' magnitudes sorted (a sorting network of selects), and the mixe
 each coefficient of an id with range > 1 exceeds the window less one plus what the smaller
 ones reach. Besides: the scalar arguments read are >= 0 and, with the sizes, below 2^32 (so
 that 128-bit arithmetic here cannot overflow), and the proof's reach is below 2^31 (the kernel's
-own arithmetic is exact; check_private's docstring). Every value tested is the same for every
+own arithmetic is exact; private_proofs's docstring). Every value tested is the same for every
 group of the launch, so all its groups take the same version.
 """
 from llvmlite import ir
 
 from .. import abi
-from . import workgroup
-from .check_private import GID, GRP, LID
-from .irbuild import I1, I64
+from ..lowering import workgroup
+from .private_proofs import GID, GRP, LID
+from ..lowering.irbuild import I1, I64
 
 I128 = ir.IntType(128)
 
@@ -83,14 +83,14 @@ def condition(b, k, proof, args_p, ctx):
             swap = b.icmp_unsigned(">", x, y)
             ids[j] = (b.select(swap, y, x), b.select(swap, ny, nx))
             ids[j + 1] = (b.select(swap, x, y), b.select(swap, nx, ny))
-    # the farthest byte the smaller ids reach (a window of check_windows: a polynomial)
+    # the farthest byte the smaller ids reach (a window of windows: a polynomial)
     window = proof.window
     below = b.sub(poly(window), one) if isinstance(window, dict) else I128(window - 1)
     for coefficient, count in ids:
         need(b.or_(b.icmp_unsigned("<=", count, one), b.icmp_unsigned(">", coefficient, below)))
         below = b.add(below, b.mul(coefficient, b.sub(count, one)))
     conditions = proof.conditions
-    if conditions:                                # (check_windows: one of its ways holds)
+    if conditions:                                # (windows: one of its ways holds)
         def at_least_zero(form):
             """form >= 0 for every group: its group ids' terms at their least."""
             total = poly(form.get(None))

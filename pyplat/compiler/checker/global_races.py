@@ -3,16 +3,16 @@ work-items of one launch (docs/tools.md, "PYPLAT_CHECK"; the core's side: core/c
 
 Two accesses to a byte conflict when one writes, they are by different work-items, and nothing
 orders them: work-items of different groups never are within a launch, those of one group are
-by a barrier between the accesses (the group's barrier epoch, check_shadow.barrier: any barrier
+by a barrier between the accesses (the group's barrier epoch, local_shadow.barrier: any barrier
 orders). Atomics do not race; reads alone do not; accesses through pointers of unknown origin
 are not race-checked (the bounds check scans for them: no object is known here).
 
-The core keeps a shadow per buffer (check_layout: SH_*), made once and kept, so nothing is
+The core keeps a shadow per buffer (layout: SH_*), made once and kept, so nothing is
 cleared per launch: each launch takes a serial per shadow when its first group starts (the
 launch-state argument, a hidden by-value cell each command copies: `start`), and a tag of
 another serial is another launch's. The serial wraps every SERIALS uses of a shadow; its tags
 are dropped then (madvise). A tag packs the serial, the epoch mod 2^8 and the work-item's flat
-id mod 2^14 (check_layout). Truncations only hide races: a flat id equal mod 2^14 reads as the
+id mod 2^14 (layout). Truncations only hide races: a flat id equal mod 2^14 reads as the
 same work-item; the same group is tested as (flat - the group's first) mod 2^14 < volume, exact
 for groups of at most 2^14 items; after 2^8 barriers a group stops comparing epochs (it then
 takes its own earlier accesses as ordered).
@@ -26,13 +26,13 @@ lanes are never torn).
 from llvmlite import ir
 
 from .. import abi
-from . import check_private
-from .check_layout import (EPOCHS, FR_EPOCH, FR_OBJECTS, GS_HEADER, GS_OWNER, GS_READERS,
+from . import private_proofs
+from .layout import (EPOCHS, FR_EPOCH, FR_OBJECTS, GS_HEADER, GS_OWNER, GS_READERS,
                            GS_WORD_READERS, GS_WORD_WRITERS, GS_WORDS, GS_WRITERS, KIND_READ_AFTER_WRITE,
                            KIND_WRITE_AFTER_READ, KIND_WRITE_WRITE, LAUNCH_READY, LAUNCH_STARTING, OTHER_EXACT,
                            OTHER_SAME_GROUP, SERIALS, SH_MADVISE, SH_PAGE, SH_TAG_BYTES, SH_USES, TAG_EPOCH_SHIFT,
                            TAG_FLAT_BITS, TAG_SERIAL_SHIFT, rec_global_shadow)
-from .irbuild import I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
+from ..lowering.irbuild import I32, I64, PTR, VOIDT, WI_LID, WI_SLOTS_TYPE, WI_TYPE, Builder
 
 RACES = "races"
 START = "__pyplat_check_global_start"
@@ -109,7 +109,7 @@ def tag_access(table, instr, array=None):
 def frame_access(table, instr):
     """instr (a load or store of a frame word in the loop over work-items) marked as such
     (_scopes; only under races, which has stores the frame might otherwise alias)."""
-    if RACES in table.mg.checks:
+    if RACES in table.kinds:
         tags, frame, _ = _scopes(table)
         instr.set_metadata("alias.scope", frame)
         instr.set_metadata("noalias", tags)
@@ -119,7 +119,7 @@ def frame_access(table, instr):
 def data_accesses(table, instructions):
     """The kernel's own loads and stores among `instructions` marked as no frame and no tag
     access."""
-    if RACES in table.mg.checks:
+    if RACES in table.kinds:
         for instr in instructions:
             if isinstance(instr, (ir.LoadInstr, ir.StoreInstr)):
                 instr.set_metadata("noalias", _scopes(table)[2])
@@ -134,19 +134,19 @@ def global_arguments(k):
             if p.type.is_pointer and info["addrspace"] == "global"]
 
 
-def wanted(mg, k):
+def wanted(table, k):
     """Whether kernel k's launches race-check __global memory (it has a __global pointer argument)."""
-    return RACES in mg.checks and bool(global_arguments(k))
+    return RACES in table.kinds and bool(global_arguments(k))
 
 
 def setup(table, k, b, frame, record, wi, args_p, at):
     """In the work-group function's prologue (after the work-item state): the launch's serials
     taken if this is its first group (`start`), and the group's words of the frame from `at`."""
-    if RACES not in table.mg.checks:
+    if RACES not in table.kinds:
         return
-    for j in range(RACE_SLOTS):         # (also __local race sites' slots: check_shadow.py)
+    for j in range(RACE_SLOTS):         # (also __local race sites' slots: local_shadow.py)
         b.store(I64(0), _word(b, frame, at + _SLOTS + j))
-    if not wanted(table.mg, k):
+    if not wanted(table, k):
         return
     state = b.load(b.gep(args_p, [I64(len(k.params) + 1)], inbounds=True, source_etype=PTR), typ=PTR, align=8)
     b.store(b.ptrtoint(state, I64), _word(b, frame, at + _STATE))
@@ -182,7 +182,7 @@ def setup(table, k, b, frame, record, wi, args_p, at):
 
 def skipped(table, g, index):
     """Whether the version being lowered leaves out the race checks of argument `index`
-    (check_versions.py)."""
+    (versions.py)."""
     skip = table.race_skip
     return skip is not None and skip[0] is g.f and index in skip[1]
 
@@ -194,8 +194,8 @@ def prepare(table, g, frame, at, hint, node=None, size=0, write=False):
     state and the record, which they were loaded from before, are not known to be, and a
     load of them under pyopencl's `if (i >= n) break` kept the lockstep loop scalar).
     None: the object is no argument, or this version leaves its race checks out. Each site of
-    the full version is noted for check_private's proofs (node: the access on the typed tree,
-    size: its bytes), and a write's argument in table.race_written (check_versions)."""
+    the full version is noted for private_proofs's proofs (node: the access on the typed tree,
+    size: its bytes), and a write's argument in table.race_written (versions)."""
     key = table._objects_of(g.f)[hint[1]][0]
     params = list(g.f.params)
     if key not in params:
@@ -203,7 +203,7 @@ def prepare(table, g, frame, at, hint, node=None, size=0, write=False):
     if skipped(table, g, params.index(key)):
         return None
     if table.race_skip is None and g.f.is_kernel:     # (the full version's sites)
-        check_private.note(table, g, params.index(key), node, size, write)
+        private_proofs.note(table, g, params.index(key), node, size, write)
         if write:
             table.race_written.setdefault(g.f.name, set()).add(params.index(key))
     own = at + FRAME_WORDS + ARG_WORDS * params.index(key)
@@ -331,7 +331,7 @@ def _unchanged(table, b, p, size, value):
 
 
 def new_slot(table, g, at, site, size):
-    """A race slot (its frame word) for a `__local` access site of kernel g.f (check_shadow.py),
+    """A race slot (its frame word) for a `__local` access site of kernel g.f (local_shadow.py),
     or None: past RACE_SLOTS, or not in a kernel. Its key: as a __global one, the other
     work-item's local linear id in the other id's bits."""
     if not g.f.is_kernel:
@@ -358,7 +358,7 @@ def keep(table, g, frame, slot, key):
     """The site's slot (the frame's word `slot`) keeps the largest key: a max over the
     work-item loop, which LLVM's vectoriser takes as a reduction where this store is made on
     every iteration. In a work-group function lowered in one piece (barriers.py) the slot is
-    an alloca of that function instead (as checks.py's site slots): the frame escapes, and a
+    an alloca of that function instead (as table.py's site slots): the frame escapes, and a
     store to it under a work-item's `if` (the lockstep loop's) kept that loop scalar."""
     b = g.b
     if getattr(g, "whole_group", False):

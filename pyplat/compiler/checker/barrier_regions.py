@@ -3,17 +3,17 @@ helpers inlined by then): two expression nodes share a region when a work-item c
 to the other, either way, without passing a barrier.
 
 Every access a group's work-items make between two barriers (one epoch of the race check,
-check_shadow.py) is in the region that follows the first of them: the work-items all left it
+local_shadow.py) is in the region that follows the first of them: the work-items all left it
 and none has reached the next. So a fact about the accesses of a region, taken together, holds
-for every epoch in which any of them runs (check_intervals.py uses it).
+for every epoch in which any of them runs (intervals.py uses it).
 
 Built as a union of program points: a statement with no barrier in it is one point (its jumps
 out, break, continue and return, join it to their targets); `if`, loops and blocks with
 barriers are followed part by part; a barrier starts a new point. A kernel with goto or labels,
 a switch around a barrier, or a barrier that is not a statement gets no regions.
 """
-from .barrier_tree import has_barrier, walk
-from .statements import loop_parts
+from ..lowering.barrier_tree import has_barrier
+from ..lowering.statements import loop_parts
 
 _LOOPS = ("for", "while", "do")
 

@@ -1,9 +1,9 @@
 """PYPLAT_CHECK=races: a proof that no two work-items touch the same bytes of a `__global`
-argument, so that its race checks can be left out (check_versions.py picks the version;
-check_private_launch.py tests, per launch, what the proof leaves to the launch).
+argument, so that its race checks can be left out (versions.py picks the version;
+private_launch.py tests, per launch, what the proof leaves to the launch).
 
 Every race-checked access of the kernel through the argument (the sites the full version
-lowers: check_global_races.prepare notes them) must read or write bytes [base + A + c,
+lowers: global_races.prepare notes them) must read or write bytes [base + A + c,
 base + A + c + size) through one pointer variable `base` (the argument, or a pointer variable
 set once from it: pyopencl's `x__base + x__offset`), where A is one *linear form* for all
 sites — a sum of get_global_id(d), get_local_id(d) and get_group_id(d) each times a
@@ -31,7 +31,7 @@ proof cannot read (a pointer of other origin, a `vload`, an index through memory
 two ids) are not private.
 
 What the proof assumes beside, the exported work-group function checks per launch
-(check_versions): no other argument is bound to the same buffer (its shadow header is the
+(versions): no other argument is bound to the same buffer (its shadow header is the
 argument's own). Sites the race check does not watch stay out of the proof as they stay out
 of the check: atomics (they do not race) and accesses through pointers of unknown origin.
 """
@@ -47,7 +47,7 @@ _MAX_MONOMIALS = 8
 
 
 class Proof:
-    """What check_private_launch tests for one argument: `linear` {atom: polynomial} (atom:
+    """What private_launch tests for one argument: `linear` {atom: polynomial} (atom:
     (GID|LID|GRP, d); polynomial: {monomial: int}, a monomial a sorted tuple of factors
     ("arg", i) | ("ctx", slot)), in bytes; `window` high - low; `fixed` the dimensions whose
     local id every site fixes; `reach` the sum of magnitudes (same shape, None for the uniform
@@ -55,7 +55,7 @@ class Proof:
 
     def __init__(self, linear, window, fixed, reach, conditions=(), args=()):
         self.linear, self.window, self.fixed, self.reach = linear, window, fixed, reach
-        self.conditions = conditions    # (check_windows: ways, one of which must hold; window a polynomial)
+        self.conditions = conditions    # (windows: ways, one of which must hold; window a polynomial)
         self.args = sorted(set(args) | {f[1] for poly in list(linear.values()) + list(reach.values())
                                         for mono in poly for f in mono if f[0] == "arg"})
 
@@ -63,14 +63,14 @@ class Proof:
 def note(table, g, index, node, size, write):
     """Note a race-checked access of `size` bytes through argument `index` of kernel g.f: its
     window (see _window), or None where the proof cannot read it; and the access itself, for
-    check_windows' proof."""
+    windows' proof."""
     sites = table.race_private_sites.setdefault(g.f.name, {})
     sites.setdefault(index, []).append(_window(table, g, node, size))
     table.race_window_sites.setdefault(g.f.name, {}).setdefault(index, []).append((g, node, size, write))
 
 
 def private_arguments(table, k):
-    """Indices of kernel k's arguments with a proof (see above; check_private_launch tests it)."""
+    """Indices of kernel k's arguments with a proof (see above; private_launch tests it)."""
     return sorted(proofs(table, k))
 
 

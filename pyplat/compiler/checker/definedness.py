@@ -1,6 +1,6 @@
 """PYPLAT_CHECK=uninit: which values are defined, tracked through the kernel (docs/tools.md).
 
-A load of `__local` bytes that no work-item of the group wrote (check_shadow.py's flags) is not a
+A load of `__local` bytes that no work-item of the group wrote (local_shadow.py's flags) is not a
 finding: its value is *undefined*. Like Valgrind's Memcheck, the check follows that value and
 reports it only where it is *used*: a loop's branch or a switch on it, an address computed from
 it, a store of it to `__global` memory, a `__global` store in an arm of an `if` on it (the
@@ -21,21 +21,22 @@ load's value flows, and constant shadows fold away in LLVM. The function's Build
 - phi: a shadow phi of the incoming shadows (made when first asked for, filled at the end);
 - private scalar and vector variables (FuncGen.alloca): an i32 shadow variable each (kernels
   with barriers: per-work-item variables get a shadow array after theirs), loads and stores
-  copy it; `__local` stores clear the bytes' flags when the value is undefined (checks.guard,
-  check_shadow.local_access);
+  copy it; `__local` stores clear the bytes' flags when the value is undefined (CheckTable.guard,
+  local_shadow.local_access);
 - not tracked (treated as defined; this can only miss a use, never invent one): arguments and
   results of calls of user functions, private arrays and structs, memory behind pointers of
   unknown origin, atomics, vector lanes separately (one shadow per vector value).
 
 A use is branchless: `frame[FR_UNDEFINED] = umin(frame[FR_UNDEFINED], key)`, the key
 (local linear id + 1) << 40 | use site << 20 | origin where the value is undefined, all ones
-where not; checks.group_result reports the group's smallest (report_use).
+where not; CheckTable.group_result reports the group's smallest (report_use).
 """
 from llvmlite import ir
 
 from .. import abi
-from .check_layout import FR_UNDEFINED, KIND_UNDEFINED_USE, WI_FRAME
-from .irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_LID, WI_TYPE
+from ..lowering.instrumentation import ValueHooks
+from ..lowering.irbuild import I1, I8, I32, I64, PTR, VOIDT, WI_FRAME, WI_LID, WI_TYPE
+from .layout import FR_UNDEFINED, KIND_UNDEFINED_USE
 
 UNINIT = "uninit"
 NONE = (1 << 64) - 1                     # the frame word when no work-item used an undefined value
@@ -45,27 +46,12 @@ _NOT_PROPAGATED = {"alloca", "load", "store", "call", "phi", "atomicrmw", "cmpxc
                    "invoke", "resume", "select"}
 
 
-def attach(g):
-    """A Definedness for the function g (FuncGen) lowers, set on its Builder; None unless the
-    module is built with uninit."""
-    if UNINIT not in g.mg.checks:
-        return None
-    d = Definedness(g)
-    g.b.defined = d
-    return d
+class Definedness(ValueHooks):
+    """The value hooks of one function g (FuncGen) lowers (the checker's Instrumentation.values)."""
 
-
-def frame_bytes(d, variables):
-    """Per work-item bytes the shadows of the per-work-item `variables` need (d: the kernel's
-    Definedness or None): an i32 each, and room to align them."""
-    n = 0 if d is None else sum(1 for v in variables if not (v.type.is_struct or v.type.is_array))
-    return 4 * n + 3 if n else 0
-
-
-class Definedness:
-    def __init__(self, g):
+    def __init__(self, g, table):
         self.g = g
-        self.table = g.mg.check_table()
+        self.table = table
         self.shadows = {}          # id(value) -> (value, its i32 shadow)
         self.variables = {}        # id(alloca or per-work-item address) -> (it, its shadow's address, key)
         # (finish: variables whose shadow is never stored anything but 0 read as 0, see clean)
@@ -126,6 +112,12 @@ class Definedness:
         a = self.g.abuild.alloca(I32, name="defined.var")
         self.g.abuild.store(I32(0), a)
         self.variables[id(alloca)] = (alloca, a, id(a))
+
+    def frame_bytes(self, variables):
+        """Per work-item bytes the shadows of the per-work-item `variables` need: an i32 each,
+        and room to align them."""
+        n = sum(1 for v in variables if not (v.type.is_struct or v.type.is_array))
+        return 4 * n + 3 if n else 0
 
     def per_work_item(self, b, base, off, nwi, variables):
         """Kernels with barriers: shadows of the per-work-item variables (barriers.py), after
@@ -286,7 +278,6 @@ class Definedness:
             for v, block in phi.incomings:
                 s.add_incoming(self.of(v) or I32(0), block)
         self._clean()
-        self.g.b.defined = None         # (the work-group function's epilogue is check code)
 
     def _zero(self, v, dirty, memo):
         return _zero_shadow(self, v, dirty, memo)

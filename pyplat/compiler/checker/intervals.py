@@ -1,8 +1,8 @@
 """PYPLAT_CHECK=races: the `__local` accesses whose race checks cannot find anything, found on
-the typed tree of a kernel before it is lowered (check_shadow.local_access leaves their race
+the typed tree of a kernel before it is lowered (local_shadow.local_access leaves their race
 checks out; their bounds and uninit checks stay).
 
-Every access a group makes in one epoch of the race check (check_shadow.py: every barrier starts
+Every access a group makes in one epoch of the race check (local_shadow.py: every barrier starts
 the next one) is in one barrier-free region (barrier_regions.py), so what holds for all the
 accesses of an object in a region holds in each epoch. They cannot race when
 - none of them writes; or
@@ -23,7 +23,7 @@ reach it (X, or B under an `if (get_local_id(0) < B)`), the accesses cannot race
 of different columns, one of them a write, cover disjoint ranges [c, c + n): pyopencl's
 reduction tree, `if (lid < 512) t[lid] = t[lid] + t[lid + 512]`. Without reqd_work_group_size
 that holds only in groups of one row (local sizes 1 in dimensions 1 and 2): those accesses
-keep a race check that runs only in other groups (`ONE_ROW`, check_shadow.local_access).
+keep a race check that runs only in other groups (`ONE_ROW`, local_shadow.local_access).
 
 An object that is used anywhere in the kernel other than by such a direct access (its address
 taken, a pointer variable set from it, an atomic, an async copy, a call) never qualifies: its
@@ -32,7 +32,7 @@ bytes may then be reached by accesses this does not see.
 In pyopencl's scan (scan_lev1) every use of its local array loses its race check.
 """
 from . import barrier_regions
-from .barrier_tree import assigned_vars, constant_int, walk
+from ..lowering.barrier_tree import assigned_vars, constant_int, walk
 
 _USES = ("load", "assign", "cassign", "incdec")
 

@@ -1,5 +1,5 @@
 """PYPLAT_CHECK=races: a second proof that no two work-items touch the same bytes of a `__global`
-argument (beside check_private's linear forms), for the accesses that move in loops: each group
+argument (beside private_proofs's linear forms), for the accesses that move in loops: each group
 stays inside a window of its own, and a group's work-items stay apart in each barrier-free
 region. pyopencl's scan writes its partial sums so: `partial[unit_base + k * WG + lid]` in
 loops over units and k, `partial[interval_end - 1]` read by work-item 0. Kernels with
@@ -22,7 +22,7 @@ read off the first access's lower and upper bounds; every access is then shown t
 [W, W + S), using the `if` and loop conditions around it as facts (`a < b`: b - a - 1 >= 0). What
 the proof cannot settle at compile time is left as conditions the launch tests (linear in the
 group ids: tested at the extreme groups); the windows are apart when the group ids' coefficients
-pass check_private_launch's mixed-radix test with window S.
+pass private_launch's mixed-radix test with window S.
 
 Exact integers: every value compared or taken the minimum of is a sum without `-` of
 non-negative terms, and the launch checks that the sum of every term's magnitude is below 2^31
@@ -32,9 +32,9 @@ import numpy as np
 
 from .. import abi
 from . import barrier_regions, local_footprints
-from .barrier_tree import assigned_vars, conjuncts, constant_int, has_barrier, walk
-from . import check_private
-from .check_private import GRP, Proof
+from ..lowering.barrier_tree import assigned_vars, conjuncts, constant_int, has_barrier, walk
+from . import private_proofs
+from .private_proofs import GRP, Proof
 
 _PRIMITIVE = ("grp", "arg", "ctx")
 _WAYS = 8                       # alternatives the prover keeps
@@ -43,14 +43,14 @@ _SIZES = {"get_global_size": 0, "get_local_size": 1, "get_enqueued_local_size": 
 
 
 def private_arguments(table, k):
-    """Indices of kernel k's arguments with a proof, check_private's or this module's."""
+    """Indices of kernel k's arguments with a proof, private_proofs's or this module's."""
     return sorted(proofs(table, k))
 
 
 def proofs(table, k):
-    """{argument index: Proof} of kernel k: check_private's, else this module's (once the full
+    """{argument index: Proof} of kernel k: private_proofs's, else this module's (once the full
     version is lowered: its sites are all noted then)."""
-    out = check_private.proofs(table, k)
+    out = private_proofs.proofs(table, k)
     for index, sites in table.race_window_sites.get(k.name, {}).items():
         key = (k.name, index)
         if index in out or not sites or k.body is None or not all(x > 0 for x in k.reqd):
@@ -636,12 +636,12 @@ def _frozen(form):
 
 
 def _factor(f):
-    """A primitive factor as check_private_launch reads it: ("arg", i) or ("ctx", slot)."""
+    """A primitive factor as private_launch reads it: ("arg", i) or ("ctx", slot)."""
     return (f[0], f[1])
 
 
 def _poly(form):
-    """A form without group ids as a check_private polynomial {monomial: coefficient}."""
+    """A form without group ids as a private_proofs polynomial {monomial: coefficient}."""
     out = {}
     for m, c in form.items():
         if any(f[0] not in ("arg", "ctx") for f in m):

@@ -1,5 +1,5 @@
 """PYPLAT_CHECK=uninit: the `__local` reads whose bytes the group has surely written, with defined
-values, before they run: their flags need no load (check_shadow.local_access), and the values
+values, before they run: their flags need no load (local_shadow.local_access), and the values
 they read are defined. Kernels with reqd_work_group_size only (footprints need the group's ids:
 local_footprints.py); found on the typed tree before lowering.
 
@@ -21,8 +21,8 @@ pyopencl's scan: the main loop's reads (the scan along k, the tree, the update, 
 read what its read phase wrote from `__global` memory; its last, partial unit's are still
 checked (they read slots it did not write).
 """
-from . import barrier_regions, check_intervals, local_footprints
-from .barrier_tree import conjuncts, source_order, walk
+from . import barrier_regions, intervals, local_footprints
+from ..lowering.barrier_tree import conjuncts, source_order, walk
 
 import numpy as np
 
@@ -33,7 +33,7 @@ def surely_written(k):
     store would change nothing); every node of each access's chain."""
     if k.body is None or not all(x > 0 for x in k.reqd):
         return set(), set()
-    occurrences, escaped = check_intervals.local_accesses(k)
+    occurrences, escaped = intervals.local_accesses(k)
     if escaped:                     # (reads through pointers would feed values not seen here)
         return set(), set()
     accesses = list(occurrences.values())

@@ -3,7 +3,7 @@ running the access's index arithmetic for every local id and every value of the 
 around it, at once as numpy arrays (a *lane* per local id and loop iteration). For kernels
 with reqd_work_group_size only: the group's ids are then known when the kernel is compiled.
 
-check_intervals.py takes the footprints of all accesses to one object in one barrier-free region
+intervals.py takes the footprints of all accesses to one object in one barrier-free region
 (barrier_regions.py): where no byte is touched by two work-items one of which writes, none of
 those accesses can race, and their race checks are left out. pyopencl's scan, for one: its
 `ldata[o % K][o / K]` with o = k * WG + lid, its carry-in by work-item 0, and its update of
@@ -26,7 +26,7 @@ the access unknown, and its object in that region keeps its race checks.
 """
 import numpy as np
 
-from .barrier_tree import assigned_vars, conjuncts, constant_int, walk
+from ..lowering.barrier_tree import assigned_vars, conjuncts, constant_int, walk
 
 _MAX_LANES = 1 << 16          # local ids x loop iterations per access
 _MAX_BYTES = 1 << 21          # bytes per object and region

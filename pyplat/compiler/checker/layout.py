@@ -1,9 +1,10 @@
-"""The layout of PYPLAT_CHECK's check record and check frame (lowering/checks.py, check_shadow.py;
-the core reads the record: pyplat/core/checks.py)."""
+"""The layout of PYPLAT_CHECK's check record, check frame and shadows: what the compiled checks
+(table.py, local_shadow.py, global_races.py) and the core's run-time half (pyplat/core/checks.py,
+check_shadows.py) share. It imports nothing, so that the core reads it without the checker."""
 
 # The check record (uint64 words; one per launch plan, pyplat/core/checks.py reads it): the
 # finding (flag, site, ids, offset, size, kind, the other work-item of a race), and what the core
-# tells the kernel: the group's local memory size (shadow memory follows it: check_shadow.py)
+# tells the kernel: the group's local memory size (shadow memory follows it: local_shadow.py)
 REC_FOUND, REC_SITE, REC_GLOBAL_ID, REC_LOCAL_ID, REC_OFFSET, REC_SIZE = 0, 1, 2, 5, 8, 9
 REC_KIND, REC_OTHER, REC_LOCAL_TOTAL = 10, 11, 12
 REC_HEADER = 16                    # then, per kernel argument, the size of its object (0: none)
@@ -14,14 +15,23 @@ KIND_UNDEFINED_USE = 6             # uninit: a use of a value read from unwritte
 # The work-group's check frame (i64 words): the record, the number of objects, whether this
 # group had a finding, the local memory's address, the shadows' addresses (0: none; races:
 # the writers' tags, then the readers'), the barrier epoch, the local memory's size, uninit's
-# smallest key of a use of an undefined value (check_defined.py); then (base, size, space code)
-# per object.
+# smallest key of a use of an undefined value (definedness.py); then (base, size, space code)
+# per object. Its address is in the work-item state (lowering's irbuild.WI_FRAME field).
 FR_RECORD, FR_COUNT, FR_FOUND, FR_LOCAL, FR_SHADOW_UNINIT, FR_SHADOW_RACES, FR_EPOCH, FR_LOCAL_TOTAL = range(8)
 FR_UNDEFINED = 8
 FR_OBJECTS = 9
-WI_FRAME = 2                       # the frame pointer's field in the work-item state
 
-# PYPLAT_CHECK=races on __global memory (check_global_races.py, core/check_shadows.py). The
+# The shadows of a group's __local memory (local_shadow.py) follow its own bytes in the local
+# memory the launch gets: per byte, uninit's flag byte and races' tags (8 bytes of byte tags, 2
+# of word tags).
+RACE_BYTES = 10
+
+
+def shadow_factor(kinds):
+    """Local memory a launch gets, in multiples of what the kernel uses."""
+    return 1 + ("uninit" in kinds) + RACE_BYTES * ("races" in kinds)
+
+# PYPLAT_CHECK=races on __global memory (global_races.py, core/check_shadows.py). The
 # record's second table, after the per-argument sizes: per kernel argument GS_WORDS words, the
 # address of the writers' tag of its byte 0, of the readers' tag, its shadow's header (0: not
 # race-checked), the index of the first argument with the same shadow (one serial each), and
