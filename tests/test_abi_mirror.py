@@ -4,14 +4,14 @@ compiled work-group functions, which read it by slot index, so any drift is sile
 corruption. The runtime's sources are read wherever under pyplat/runtime the struct is declared
 (Cython .pyx/.pxi/.pxd or a C header)."""
 import ctypes
-import pathlib
 import re
 
 import pytest
 
 from pyplat.compiler import abi
+from support import REPO
 
-RUNTIME = pathlib.Path(__file__).resolve().parent.parent / "pyplat" / "runtime"
+RUNTIME = REPO / "pyplat" / "runtime"
 U64_TYPES = {"uint64_t", "unsigned long long", "cl_ulong"}
 
 

@@ -12,8 +12,8 @@ import ctypes
 
 import pytest
 
-from capi import CL, addr, err
-from clobjects import make_buffer, make_context, make_queue
+from support.capi import CL, addr, err
+from support.clobjects import make_buffer, make_context, make_queue
 from pyplat import cl
 from pyplat.api._entry_points import ENTRY_POINTS
 from pyplat.api.entry import IMPLEMENTED, load_all

@@ -5,11 +5,12 @@ import importlib.util
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+from support import REPO
+
+BENCH = REPO / "bench"
 
 
 @pytest.fixture(scope="module")

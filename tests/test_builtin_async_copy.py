@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from test_compiler import ok
+from support.compiled import ok
 
 WRITERS = {
     "async_local_to_global": """

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pyplat.compiler import build
-from test_compiler import ok, run
+from support.compiled import ok, run
 
 STDS = ["-cl-std=CL1.2", "-cl-std=CL3.0"]
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from test_compiler import ok, run
+from support.compiled import ok, run
 
 FLOATS = {"float": np.float32, "double": np.float64}
 INF, NAN = math.inf, math.nan

@@ -11,7 +11,7 @@ import pytest
 from pyplat.compiler import build, cache, compile_object, environment, library, link
 from pyplat.compiler.builtins import registry
 from pyplat.compiler.builtins.registry import REGISTRY
-from test_compiler import run
+from support.compiled import run
 
 # One kernel per chapter; together they call every name the registry holds and an example of
 # every family (checked below), so a registered name that does not lower fails here.

@@ -4,7 +4,7 @@ against numpy, and against PoCL where it is installed."""
 import numpy as np
 import pytest
 
-from test_compiler import ok, run
+from support.compiled import ok, run
 
 WIDTHS = (2, 4, 8, 16)
 TYPES = {"char": (np.int8, "uchar"), "uchar": (np.uint8, "uchar"), "short": (np.int16, "ushort"),

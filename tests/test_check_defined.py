@@ -18,7 +18,7 @@ from llvmlite import ir
 from pyplat.compiler import driver, options
 from pyplat.compiler.lowering import irbuild
 
-from test_kernel_check import PRELUDE, findings
+from support.kernel_check import PRELUDE, findings
 
 pytest.importorskip("pyopencl")
 

@@ -6,7 +6,7 @@ import pytest
 from pyplat.compiler.lowering import check_intervals
 from pyplat.compiler.lowering.barrier_tree import walk
 
-from test_kernel_check import PRELUDE, findings, local_uses_by_line, typed_kernels
+from support.kernel_check import PRELUDE, findings, local_uses_by_line, typed_kernels
 
 pytest.importorskip("pyopencl")
 

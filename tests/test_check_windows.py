@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from test_kernel_check import PRELUDE, findings
+from support.kernel_check import PRELUDE, findings
 
 pytest.importorskip("pyopencl")
 

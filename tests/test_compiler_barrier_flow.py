@@ -13,7 +13,7 @@ import pyplat
 pyplat.enable()     # before pyopencl initialises its loader
 
 cl = pytest.importorskip("pyopencl")
-from pyopencl_support import pyopencl_context  # noqa: E402
+from support.platforms import pyopencl_context  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 WG, GROUPS = 16, 3

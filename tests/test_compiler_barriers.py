@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from pyplat.compiler import build
-from test_compiler import run, ok, Local
+from support.compiled import Local, ok, run
 
 REDUCE = """
 __kernel void reduce(__global const float *in, __global float *out, __local float *tmp) {

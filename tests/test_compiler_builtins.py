@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pyplat.compiler import build
-from test_compiler import run, ok, Local, ulp_diff
+from support.compiled import Local, ok, run, ulp_diff
 
 X = np.array([0.0, -0.0, 0.3, -0.3, 1.5, -2.75, 7.0, 1e-3, 123.456, -1e6, np.inf, -np.inf, np.nan,
               1e-40, 3.0, -5.5], np.float32)

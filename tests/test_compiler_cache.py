@@ -9,7 +9,7 @@ import pytest
 
 import pyplat.compiler as C
 from pyplat.compiler import build, driver, objects
-from test_compiler import run
+from support.compiled import run
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pyplat.compiler import build, cache, driver, sourcekey
-from test_compiler import run
+from support.compiled import run
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import pytest
 
 from pyplat.compiler import build
 from pyplat.compiler.loop_nesting import OPTIMISED_LOOP_DEPTH
-from test_compiler import run
-from fuzz_source import classify, located
+from support.compiled import run
+from support.fuzz_source import classify, located
 
 KERNEL = "__kernel void k(__global const int *in, __global int *out) {\n%s\n}\n"
 

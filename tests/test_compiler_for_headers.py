@@ -6,7 +6,7 @@ are checked against values computed here and, where PoCL is installed, against P
 import numpy as np
 
 import pyplat.compiler as C
-from test_compiler_swizzle_sources import check, on_pyplat
+from support.single_item import check, on_pyplat
 
 LOOPS = """
 #define UP_TO(i, n) for (i = 0; ; i++) if (i >= n) break; else

@@ -12,7 +12,7 @@ import tempfile
 import numpy as np
 
 import pyplat.compiler as C
-from test_compiler import run
+from support.compiled import run
 
 FUSED = np.float32(2.0 ** -46)
 X, Y, Z = np.float32(1 + 2.0 ** -23), np.float32(1 + 2.0 ** -23), np.float32(-(1 + 2.0 ** -22))

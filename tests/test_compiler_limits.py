@@ -19,10 +19,16 @@ import pytest
 from pyplat import cl
 import pyplat.compiler as C
 from pyplat.compiler import limits
-from capi import CL, addr
-from test_compiler_link import run_1d
-from clobjects import make_buffer
-from test_programs_kernels import env, create_program, create_kernel, build_log, set_arg  # noqa: F401
+from support.capi import CL, addr
+from support.clobjects import (build_log, context_and_queue, create_kernel, create_program, make_buffer,
+                               set_arg)
+from support.linking import run_1d
+
+
+@pytest.fixture(scope="module")
+def env():
+    yield from context_and_queue()
+
 
 CHILD_AS_LIMIT = 6 << 30
 

@@ -1,83 +1,22 @@
 """clCompileProgram / clLinkProgram (OpenCL 1.2 separate compilation), goto in kernels, barrier()
 in helper functions: through the C API in process (capi.py), results checked on the host."""
 import ctypes
-import uuid
 
 import numpy as np
 import pytest
 
 from pyplat import cl
 import pyplat.compiler as C
-from capi import CL, addr, err
-from clobjects import program_binary
-from clobjects import make_buffer, read
-from test_programs_kernels import env, create_program, create_kernel, build_log, build_status, set_arg  # noqa: F401
-
-NOTIFY = ctypes.CFUNCTYPE(None, ctypes.c_size_t, ctypes.c_void_p)
+from support.capi import CL, addr, err
+from support.clobjects import (build_log, build_status, context_and_queue, create_kernel, create_program,
+                               program_binary)
+from support.linking import NOTIFY, binary_type, compile_src, from_binary, link, run_1d, uniq
 
 
-def _uniq():
-    return ("/* %s */\n" % uuid.uuid4().hex).encode()
+@pytest.fixture(scope="module")
+def env():
+    yield from context_and_queue()
 
-
-def compile_src(ctx, source, options=b"", headers=()):
-    prog = create_program(ctx, source)
-    n = len(headers)
-    hp = (ctypes.c_size_t * max(n, 1))(*[h for _, h in headers])
-    names = [ctypes.c_char_p(name) for name, _ in headers]
-    hn = (ctypes.c_char_p * max(n, 1))(*names)
-    rc = CL.clCompileProgram(prog, 0, 0, options, n, addr(hp) if n else 0, addr(hn) if n else 0, 0, 0)
-    return prog, rc
-
-
-def link(ctx, progs, options=b"", notify=None, user_data=0):
-    arr = (ctypes.c_size_t * len(progs))(*progs)
-    e = err()
-    fn = ctypes.cast(notify, ctypes.c_void_p).value if notify else 0
-    p = CL.clLinkProgram(ctx, 0, 0, options, len(progs), addr(arr), fn, user_data, addr(e))
-    return p, e.value
-
-
-def binary_type(prog, dev):
-    bt = ctypes.c_uint32(99)
-    assert CL.clGetProgramBuildInfo(prog, dev, cl.CL_PROGRAM_BINARY_TYPE, 4, addr(bt), 0) == 0
-    return bt.value
-
-
-
-def from_binary(ctx, dev, data):
-    blob = ctypes.create_string_buffer(data, len(data))
-    ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(blob))
-    devs = (ctypes.c_size_t * 1)(dev)
-    lengths = (ctypes.c_size_t * 1)(len(data))
-    status = (ctypes.c_int32 * 1)(99)
-    e = err()
-    p = CL.clCreateProgramWithBinary(ctx, 1, addr(devs), addr(lengths), addr(ptrs), addr(status), addr(e))
-    return p, e.value, status[0]
-
-
-def run_1d(ctx, q, prog, name, n, args, out_dtype=np.float32, local=None):
-    """args: numpy arrays (buffers, the first is read back) or ctypes scalars / ('local', bytes)."""
-    k = create_kernel(prog, name)
-    bufs = []
-    for i, a in enumerate(args):
-        if isinstance(a, np.ndarray):
-            b = make_buffer(ctx, a.nbytes, cl.CL_MEM_COPY_HOST_PTR, a)
-            bufs.append((b, a))
-            assert set_arg(k, i, b) == 0
-        elif isinstance(a, tuple):
-            assert CL.clSetKernelArg(k, i, a[1], 0) == 0
-        else:
-            assert set_arg(k, i, a) == 0
-    gws = (ctypes.c_size_t * 1)(n)
-    lws = (ctypes.c_size_t * 1)(local) if local else None
-    assert CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(gws), addr(lws) if lws else 0, 0, 0, 0) == 0
-    b, a = bufs[0]
-    out = read(q, b, a.nbytes, a.dtype)
-    for b, _ in bufs:
-        CL.clReleaseMemObject(b)
-    CL.clReleaseKernel(k)
-    return out
 
 
 MAIN = b"""#include "consts.h"
@@ -107,16 +46,16 @@ def _expected(n):
 def test_compile_with_headers_and_link(env):
     ctx, dev, q = env
     hdr = create_program(ctx, b"#define BIAS 0.25f\n")
-    main, rc = compile_src(ctx, _uniq() + MAIN, b"-DUNUSED -cl-kernel-arg-info", headers=[(b"consts.h", hdr)])
+    main, rc = compile_src(ctx, uniq() + MAIN, b"-DUNUSED -cl-kernel-arg-info", headers=[(b"consts.h", hdr)])
     assert rc == 0, build_log(main, dev)
     assert build_status(main, dev) == cl.CL_BUILD_SUCCESS
     assert binary_type(main, dev) == cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
     # a compiled object is not an executable
     e = err()
     assert CL.clCreateKernel(main, b"apply", addr(e)) == 0 and e.value == cl.CL_INVALID_PROGRAM_EXECUTABLE
-    helpers, rc = compile_src(ctx, _uniq() + HELPERS)
+    helpers, rc = compile_src(ctx, uniq() + HELPERS)
     assert rc == 0
-    other, rc = compile_src(ctx, _uniq() + OTHER)
+    other, rc = compile_src(ctx, uniq() + OTHER)
     assert rc == 0
     calls = []
 
@@ -175,9 +114,9 @@ def test_metadata_survives_link_in_compiler():
 def test_library_and_binaries_of_objects(env):
     ctx, dev, q = env
     hdr = create_program(ctx, b"#define BIAS 0.25f\n")
-    main, rc = compile_src(ctx, _uniq() + MAIN, headers=[(b"consts.h", hdr)])
+    main, rc = compile_src(ctx, uniq() + MAIN, headers=[(b"consts.h", hdr)])
     assert rc == 0
-    helpers, rc = compile_src(ctx, _uniq() + HELPERS)
+    helpers, rc = compile_src(ctx, uniq() + HELPERS)
     assert rc == 0
     lib, code = link(ctx, [helpers], b"-create-library -enable-link-options")
     assert code == 0 and lib
@@ -201,7 +140,7 @@ def test_library_and_binaries_of_objects(env):
     assert code == 0 and CL.clBuildProgram(exe2, 0, 0, 0, 0, 0) == 0
     np.testing.assert_array_equal(run_1d(ctx, q, exe2, b"apply", n, [np.zeros(n, np.float32), x]), exp)
     # clBuildProgram on a compiled-object binary that needs nothing else: an executable
-    alone, rc = compile_src(ctx, _uniq() + b"__kernel void one(__global int *o) { o[get_global_id(0)] = 7; }")
+    alone, rc = compile_src(ctx, uniq() + b"__kernel void one(__global int *o) { o[get_global_id(0)] = 7; }")
     p3, code, st = from_binary(ctx, dev, program_binary(alone))
     assert code == 0 and CL.clBuildProgram(p3, 0, 0, 0, 0, 0) == 0
     assert binary_type(p3, dev) == cl.CL_PROGRAM_BINARY_TYPE_EXECUTABLE
@@ -220,7 +159,7 @@ def test_library_and_binaries_of_objects(env):
 def test_link_errors(env):
     ctx, dev, q = env
     hdr = create_program(ctx, b"#define BIAS 1.0f\n")
-    main, rc = compile_src(ctx, _uniq() + MAIN, headers=[(b"consts.h", hdr)])
+    main, rc = compile_src(ctx, uniq() + MAIN, headers=[(b"consts.h", hdr)])
     assert rc == 0
     # unresolved symbol: the program exists, its log names the symbol
     exe, code = link(ctx, [main])
@@ -232,8 +171,8 @@ def test_link_errors(env):
     assert CL.clCreateKernel(exe, b"apply", addr(e)) == 0 and e.value == cl.CL_INVALID_PROGRAM_EXECUTABLE
     CL.clReleaseProgram(exe)
     # defined twice
-    helpers, _ = compile_src(ctx, _uniq() + HELPERS)
-    helpers2, _ = compile_src(ctx, _uniq() + HELPERS)
+    helpers, _ = compile_src(ctx, uniq() + HELPERS)
+    helpers2, _ = compile_src(ctx, uniq() + HELPERS)
     exe, code = link(ctx, [main, helpers, helpers2])
     assert code == cl.CL_LINK_PROGRAM_FAILURE and "scale" in build_log(exe, dev)
     CL.clReleaseProgram(exe)
@@ -266,9 +205,9 @@ def test_link_errors(env):
     nohdr, rc = compile_src(ctx, b'#include "absent.h"\n__kernel void k() {}')
     assert rc == cl.CL_COMPILE_PROGRAM_FAILURE and "absent.h" in build_log(nohdr, dev)
     # a barrier-using function cannot be called from another unit
-    bfun, rc = compile_src(ctx, _uniq() + b"void sync(void) { barrier(CLK_LOCAL_MEM_FENCE); }")
+    bfun, rc = compile_src(ctx, uniq() + b"void sync(void) { barrier(CLK_LOCAL_MEM_FENCE); }")
     assert rc == 0
-    user, rc = compile_src(ctx, _uniq() + b"void sync(void);\n__kernel void u(__global int *o) { sync(); o[0] = 1; }")
+    user, rc = compile_src(ctx, uniq() + b"void sync(void);\n__kernel void u(__global int *o) { sync(); o[0] = 1; }")
     assert rc == 0
     exe, code = link(ctx, [user, bfun])
     assert code == cl.CL_LINK_PROGRAM_FAILURE and "sync" in build_log(exe, dev) and "barrier" in build_log(exe, dev)
@@ -318,7 +257,7 @@ def test_link_cache_distinguishes_inputs(tmp_path, monkeypatch):
         r = C.link([main.data, lib.data])
         assert r.ok
         o = np.zeros(1, np.int32)
-        from test_compiler import run
+        from support.compiled import run
         run(r.kernels["k"], [o], (1,))
         results.append(int(o[0]))
         again = C.link([main.data, lib.data])
@@ -374,7 +313,7 @@ end:
 
 def test_goto_kernels(env):
     ctx, dev, q = env
-    prog = create_program(ctx, _uniq() + GOTO)
+    prog = create_program(ctx, uniq() + GOTO)
     assert CL.clBuildProgram(prog, 0, 0, 0, 0, 0) == 0, build_log(prog, dev)
     n = 12
     exp = []
@@ -402,7 +341,7 @@ def test_goto_kernels(env):
 
 def test_goto_with_barrier_is_reported(env):
     ctx, dev, q = env
-    prog = create_program(ctx, _uniq() + b"""
+    prog = create_program(ctx, uniq() + b"""
 __kernel void gb(__global int *o, __local int *l) {
     int i = 0;
 again:
@@ -451,7 +390,7 @@ __kernel void rot2(__global int *io, __local int *t) { outer(t, io); }
 
 def test_barriers_in_helper_functions(env):
     ctx, dev, q = env
-    prog = create_program(ctx, _uniq() + HELPER_BARRIERS)
+    prog = create_program(ctx, uniq() + HELPER_BARRIERS)
     assert CL.clBuildProgram(prog, 0, 0, 0, 0, 0) == 0, build_log(prog, dev)
     wg, groups = 32, 3
     n = wg * groups
@@ -470,12 +409,12 @@ def test_barriers_in_helper_functions(env):
 def test_helper_barrier_early_return_builds_and_goto_is_reported(env):
     # an early return of a barrier helper is structured away (barrier_flow.py); goto is not
     ctx, dev, q = env
-    prog = create_program(ctx, _uniq() + b"""
+    prog = create_program(ctx, uniq() + b"""
 int pick(__local int *t, int v) { if (v > 3) return 0; t[0] = v; barrier(CLK_LOCAL_MEM_FENCE); return t[0]; }
 __kernel void k(__global int *o, __local int *t) { o[0] = pick(t, o[1]); }""")
     assert CL.clBuildProgram(prog, 0, 0, 0, 0, 0) == cl.CL_SUCCESS, build_log(prog, dev)
     CL.clReleaseProgram(prog)
-    prog = create_program(ctx, _uniq() + b"""
+    prog = create_program(ctx, uniq() + b"""
 int pick(__local int *t, int v) { if (v > 3) goto out; t[0] = v; barrier(CLK_LOCAL_MEM_FENCE); out: return t[0]; }
 __kernel void k(__global int *o, __local int *t) { o[0] = pick(t, o[1]); }""")
     assert CL.clBuildProgram(prog, 0, 0, 0, 0, 0) == cl.CL_BUILD_PROGRAM_FAILURE

@@ -3,11 +3,7 @@ emitted for test kernels is checked for what the CUDA device class relies on (do
 "NVPTX target": entries, parameters, special registers, shared memory, barriers, atomics, no
 host symbols) and assembled with ptxas when NVIDIA's nvidia-cuda-nvcc wheel (or a CUDA toolkit)
 provides one; programs the device cannot run are build errors."""
-import glob
-import importlib.util
-import os
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -15,8 +11,8 @@ import pytest
 from pyplat.compiler import build, load_package, nvptx_target
 from pyplat.compiler.targets.nvptx import libdevice
 from pyplat.compiler.targets.nvptx import abi
+from support.nvptx import SM90, assert_device_only, entry, find_ptxas, ptx_of
 
-SM90 = nvptx_target("sm_90")
 
 VADD = """
 __kernel void vadd(__global const float *a, __global const float *b, __global float *c, int n) {
@@ -90,44 +86,10 @@ __kernel void ids(__global uint *o) {
 }
 """
 
-HOST_SYMBOLS = re.compile(r"\b(sinf?|cosf?|expf?|powf?|logf?|tanhf?|fmodf?|cbrtf?|erff?|atan2f?|frexpf?|ldexpf?|"
-                          r"lgammaf?_r|snprintf|malloc|free|write|memcpy|memset)\b")
-
-
-def ptx_of(source, options="", target=SM90):
-    r = build(source, options, use_cache=False, target=target)
-    assert r.ok, r.log
-    return r
-
-
-def _ptxas():
-    found = shutil.which("ptxas")
-    if found:
-        return found
-    spec = importlib.util.find_spec("nvidia")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        for p in glob.glob(os.path.join(root, "cuda_nvcc", "bin", "ptxas")):
-            return p
-    return None
-
-
-def entry(ptx, name):
-    """The text of .entry `name` (its parameter list and body)."""
-    start = ptx.index(".entry %s(" % name)
-    end = ptx.find(".entry ", start + 1)
-    return ptx[start:end if end > 0 else len(ptx)]
-
 
 def params(ptx, name):
     head = entry(ptx, name)
     return re.findall(r"\.param [^\n,]*", head[:head.index(")")])
-
-
-def assert_device_only(ptx):
-    """No call of a host function: only .entry code, libdevice's code inlined."""
-    assert ".extern .func" not in ptx
-    called = re.findall(r"call(?:\.uni)?\s+(?:\([^)]*\),\s*)?(\w+)", ptx)
-    assert not [c for c in called if HOST_SYMBOLS.fullmatch(c)], called
 
 
 # --------------------------------------------------------------------------------- the ABI
@@ -340,7 +302,7 @@ def test_cache_is_keyed_by_target(tmp_path, monkeypatch):
     ("math", MATH, ""), ("math_fast", MATH, "-cl-fast-relaxed-math"), ("ids", IDS, ""),
     ("unoptimised", TILE + LOCAL_ARGS + MATH, "-cl-opt-disable")])
 def test_ptxas_assembles_the_ptx(name, src, options, tmp_path):
-    ptxas = _ptxas()
+    ptxas = find_ptxas()
     if ptxas is None:
         pytest.skip("ptxas not installed (pip install nvidia-cuda-nvcc-cu12)")
     if "math" in src and libdevice.path() is None:
@@ -356,9 +318,9 @@ def test_generated_programs_build_and_assemble(tmp_path):
     """Valid programs of the differential generator (tests/difftest: every operator, vector
     type, conversion and many builtins) build for NVPTX, and ptxas accepts the PTX."""
     import random
-    from difftest import generator, runner
+    from support.difftest import generator, runner
     rng = random.Random(14)
-    ptxas = _ptxas()
+    ptxas = find_ptxas()
     for i in range(8):
         src, header = runner.batch_source([generator.generate(rng.randrange(1 << 30), "p_")])
         (tmp_path / runner.HEADER).write_text(header if isinstance(header, str) else "\n".join(header))
@@ -423,7 +385,7 @@ def test_truncating_stores_go_through_a_copy_of_the_register():
 
 
 def test_ptxas_assembles_the_store_copies(tmp_path):
-    ptxas = _ptxas()
+    ptxas = find_ptxas()
     if ptxas is None:
         pytest.skip("ptxas not installed (pip install nvidia-cuda-nvcc-cu12)")
     path = tmp_path / "packed.ptx"

@@ -11,9 +11,14 @@ import pytest
 from pyplat import cl
 import pyplat.compiler as C
 from pyplat.compiler import driver
-from capi import CL, addr, err
-from clobjects import program_binary
-from test_programs_kernels import env, create_program, create_kernel, build_status  # noqa: F401
+from support.capi import CL, addr, err
+from support.clobjects import build_status, context_and_queue, create_kernel, create_program, program_binary
+
+
+@pytest.fixture(scope="module")
+def env():
+    yield from context_and_queue()
+
 
 
 
@@ -51,7 +56,7 @@ def test_binary_loads_without_compiling(env, monkeypatch):
     k = create_kernel(again, b"twice")
     info = C.load_package(data[data.index(b"PYPLAT-OBJ-2"):-32])
     o = np.zeros(8, np.int32)
-    from test_compiler import run
+    from support.compiled import run
     run(info.kernels["twice"], [o], (8,))
     assert list(o) == [2 * i for i in range(8)]
     assert program_binary(again) == data          # round-trips exactly (pyopencl's binary cache)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pyplat.compiler import build, jit
-from test_compiler import run, Local
+from support.compiled import Local, run
 
 
 def fresh(src):

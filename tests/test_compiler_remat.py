@@ -4,7 +4,7 @@ parameters) are recomputed in each parallel region instead of living in per-work
 import numpy as np
 
 from pyplat.compiler import build
-from test_compiler import run, ok, Local
+from support.compiled import Local, ok, run
 
 PYOPENCL_REDUCE = """
 __kernel void red(__global float *out_base, long out_off, __global float *x_base, long x_off, uint n) {

@@ -12,6 +12,8 @@ import sys
 import numpy as np
 import pytest
 
+from support import TESTS
+
 TYPES = ["char", "uchar", "short", "ushort", "int", "uint", "long", "ulong"]
 NP = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
       "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64}
@@ -66,8 +68,7 @@ def c_div(a, b):
 
 def child(out):
     """Build and run every kernel; save the results (runs in a child process)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from test_compiler import ok, run
+    from support.compiled import ok, run
     res = {}
     for tname in TYPES:
         for w in WIDTHS:
@@ -85,7 +86,7 @@ def child(out):
 def results(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("ub") / "res.npz")
     here = os.path.dirname(os.path.abspath(__file__))
-    code = "import sys; sys.path.insert(0, %r); import test_compiler_ub as m; m.child(%r)" % (here, out)
+    code = "import sys; sys.path[:0] = [%r, %r]; import test_compiler_ub as m; m.child(%r)" % (here, str(TESTS), out)
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                        cwd=os.path.dirname(out),
                        env=dict(os.environ, PYPLAT_CACHE_DIR="off"))
@@ -112,7 +113,7 @@ def test_division_never_traps(results, tname, w):
 def test_shift_counts_masked():
     """Counts are taken modulo the bit width of the (promoted) left operand's element type,
     for scalars and vectors, plain and compound (<<=, >>=)."""
-    from test_compiler import ok, run
+    from support.compiled import ok, run
     src = """
     __kernel void k(__global const int *s, __global int *o, __global char4 *v, __global long *l) {
         int i = get_global_id(0);

@@ -4,13 +4,12 @@ What a user relies on: a knob set to a valid value is used, an invalid one is a 
 and the default (never a crash), and the table names every knob the code reads, and who reads it.
 """
 import re
-from pathlib import Path
 
 import pytest
 
 from pyplat import cli, config
+from support import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 needs_sources = pytest.mark.skipif(not (REPO / "pyplat").is_dir(), reason="no source tree")
 
 # A read of a knob in the code: os.environ.get("X") / os.environ["X"] / getenv("X") / config.value("X")

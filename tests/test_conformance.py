@@ -14,12 +14,13 @@ import os
 import signal
 import struct
 import sys
-from pathlib import Path
 
 import numpy as np
 
+from support import REPO
+
 # The checkout's conformance/ package; appended, so the installed pyplat still comes first.
-sys.path.append(str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(REPO))
 
 from conformance import cat_api, cat_basic, cat_buffers, cat_compiler, cat_computeinfo  # noqa: E402
 from conformance import cat_events, cat_images, cat_math, runner  # noqa: E402
@@ -29,7 +30,7 @@ from conformance.framework import T, Check, probe, run_check  # noqa: E402
 
 # --- a real platform behind a lying wrapper ---------------------------------------------------------
 
-from conformance_support import env, lying  # noqa: E402,F401 (fixtures)
+from support.conformance_env import env, lying  # noqa: E402,F401 (fixtures)
 
 
 def run(fn, env):

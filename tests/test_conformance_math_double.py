@@ -3,12 +3,13 @@ double ULP table, double ulps and overflow, the correctly rounded double referen
 wrong double result or a wrong bound is caught."""
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parents[1]))
+from support import REPO
+
+sys.path.append(str(REPO))          # the checkout's conformance/ package
 
 mpmath = pytest.importorskip("mpmath")
 

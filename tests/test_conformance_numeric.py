@@ -6,11 +6,12 @@ low half for mul_hi, ...). PyPlat is not run in this process."""
 import ctypes
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parents[1]))
+from support import REPO
+
+sys.path.append(str(REPO))          # the checkout's conformance/ package
 
 from conformance import cat_conversions as CV  # noqa: E402
 from conformance import cat_integer_ops as IO  # noqa: E402
@@ -241,7 +242,7 @@ def test_broadcast_variant_uses_the_first_element():
 
 # --- PoCL behind a compiler that rewrites the source --------------------------------------------------
 
-from conformance_support import env  # noqa: E402,F401 (fixture)
+from support.conformance_env import env  # noqa: E402,F401 (fixture)
 
 
 class Rewriting:

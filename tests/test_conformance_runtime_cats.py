@@ -6,12 +6,13 @@ import ctypes
 import os
 import struct
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parents[1]))
+from support import REPO
+
+sys.path.append(str(REPO))          # the checkout's conformance/ package
 
 from conformance import cat_atomics, cat_multi_device, cat_printf, cat_profiling  # noqa: E402
 from conformance import cat_thread_dimensions, runner  # noqa: E402
@@ -19,7 +20,7 @@ from conformance import clapi as C  # noqa: E402
 from conformance.framework import Check, run_check  # noqa: E402
 
 
-from conformance_support import env, lying  # noqa: E402,F401 (fixtures)
+from support.conformance_env import env, lying  # noqa: E402,F401 (fixtures)
 
 
 def run(fn, env, category=cat_atomics.CATEGORY):

@@ -8,11 +8,12 @@ import math
 import struct
 import sys
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parents[1]))
+from support import REPO
+
+sys.path.append(str(REPO))          # the checkout's conformance/ package
 
 from conformance import cat_commonfns as CF  # noqa: E402
 from conformance import cat_geometrics as G  # noqa: E402

@@ -8,7 +8,7 @@ from pyplat.api.context import DESTRUCTOR_PROTO, NOTIFY_PROTO
 from pyplat.api.errors import CLError
 from pyplat.core.context import Context
 from pyplat.core.platform import get_platform
-from test_platform_device import addr, call, device_id, get_info, platform_id
+from support.direct_calls import addr, call, device_id, get_info, platform_id
 
 
 def create(fn, *args):

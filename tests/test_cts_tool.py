@@ -4,11 +4,12 @@ import importlib.util
 import json
 import os
 import stat
-from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "cts.py"
+from support import REPO
+
+TOOL = REPO / "tools" / "cts.py"
 if not TOOL.exists():
     pytest.skip("no tools/cts.py next to the tests", allow_module_level=True)
 spec = importlib.util.spec_from_file_location("cts_tool", TOOL)

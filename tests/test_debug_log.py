@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from capi import CL, addr, err
-from clobjects import first_device
+from support.capi import CL, addr, err
+from support.clobjects import first_device
 from pyplat import cl, config
 
 NOTIFY = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
@@ -86,7 +86,7 @@ def test_an_unknown_category_is_reported_once_and_logs_nothing(debug, capfd):
 
 
 def test_refcounts_and_events_say_what_happened_to_objects_and_commands(debug, capfd):
-    from clobjects import make_context, make_queue
+    from support.clobjects import make_context, make_queue
     debug("refcounts,events")
     ctx, dev = make_context()
     q = make_queue(ctx, dev)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from difftest import generator, runner
+from support.difftest import generator, runner
 
 CI_SEEDS = range(424200, 424260)       # 60 programs, 2 builds per platform
 CI_BATCH = 30
@@ -261,7 +261,7 @@ def test_reduced_case_seed60002779(devs):
     """By hand (rotate(s0, s1) for lane 1) PoCL is right: both platforms must agree. PyPlat
     was wrong through an LLVM 22 miscompile (tests/test_compiler_llvm_workarounds.py)."""
     from pathlib import Path
-    case = Path(__file__).parent / "difftest" / "cases"
+    case = Path(runner.__file__).parent / "cases"
     src, hdr = (case / "seed60002779.cl").read_text(), (case / "seed60002779.h").read_text()
     ins = runner.inputs(12345)
     outs = [d.run(src, hdr, ["difftest_batch"], ins, runner.GLOBAL * 16)[0] for d in devs]
@@ -286,7 +286,7 @@ class _FakeDevice:
 
 
 def test_reducer_keeps_only_what_makes_the_mismatch():
-    from difftest import reduce
+    from support.difftest import reduce
     prog = generator.generate(31337, "p31337_", n_items=8)
     culprit = prog.items[3].splitlines()[0]
     devs = (_FakeDevice(culprit), _FakeDevice())

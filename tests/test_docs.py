@@ -12,8 +12,8 @@ import pytest
 
 import pyplat
 from pyplat import config
+from support import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 INSTALLED = Path(pyplat.__file__).resolve().parent       # generated files live only here
 if not (REPO / "docs").is_dir():
     pytest.skip("no docs/ next to the tests", allow_module_level=True)

@@ -10,14 +10,13 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_program, event_status, make_buffer, make_queue, read
 from pyplat import cl
 from pyplat.runtime import graph
 from pyplat.runtime.driver import get_driver
-from test_programs_kernels import create_kernel, set_arg
-from test_runtime import Recorder
-from test_runtime import make_queue as runtime_queue
+from support.capi import CL, addr, err
+from support.clobjects import (context_and_program, create_kernel, event_status, make_buffer, make_queue,
+                               read, set_arg)
+from support.fake_queues import Recorder, make_queue as runtime_queue
 
 FAILED = cl.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
 OOO = cl.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
@@ -300,7 +299,7 @@ int main(void) {
 def test_c_program_native_entries(run_with_pyplat, tmp_path, mode, driver):
     """Through the loader, from a C thread without the GIL (native launches, clWaitForEvents
     and clFinish): the failure stays with the launches that list it; 100 later launches run."""
-    from test_fastpath_native import build_c_program
+    from support.c_programs import build_c_program
     exe = build_c_program(tmp_path, "fail", C_PROGRAM)
     r = run_with_pyplat([exe], env={"PYPLAT_INORDER_PARALLEL": mode, "PYPLAT_DRIVER": driver})
     assert r.returncode == 0, r.stdout + r.stderr

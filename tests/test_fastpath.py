@@ -8,10 +8,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_program, make_buffer, make_queue, read
 from pyplat import cl
-from test_programs_kernels import create_kernel, set_arg
+from support.capi import CL, addr, err
+from support.clobjects import context_and_program, create_kernel, make_buffer, make_queue, read, set_arg
 
 SOURCE = b"""
 __kernel void add(__global const int *a, __global int *b, int v) {

@@ -10,13 +10,13 @@ import threading
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_program, event_status, make_buffer, make_context, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
 from pyplat.runtime.graph import reap
-from test_fastpath_native import NAMED_PLATFORM_C, build_c_program, run_c_program_ok
-from test_programs_kernels import create_kernel, set_arg
+from support.c_programs import NAMED_PLATFORM_C, build_c_program, run_c_program_ok
+from support.capi import CL, addr, err
+from support.clobjects import (context_and_program, create_kernel, event_status, make_buffer, make_context,
+                               make_queue, read, set_arg)
 
 SOURCE = b"__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }"
 

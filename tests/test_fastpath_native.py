@@ -3,20 +3,18 @@ repeats of a launch the Python path validated are answered natively, events it h
 retained / released natively and adopted by the API layer on first use from Python; every answer
 must be the one the Python path gives. capi calls the same direct C entries the shim installs."""
 import ctypes
-import shutil
-import subprocess
 import time
 
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_program, make_buffer, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
 from pyplat.core.kernel import Kernel
-from test_handles import HandleStruct
-from test_programs_kernels import create_kernel, set_arg
+from support.c_programs import build_c_program
+from support.capi import CL, addr, err
+from support.clobjects import context_and_program, create_kernel, make_buffer, make_queue, read, set_arg
+from support.native import HandleStruct, launch
 
 SOURCE = b"""
 __kernel void add(__global const int *a, __global int *b, int v) {
@@ -33,16 +31,6 @@ if not CL._direct.get("clEnqueueNDRangeKernel") or not config.value("PYPLAT_FAST
 @pytest.fixture(scope="module")
 def env():
     yield from context_and_program(SOURCE)
-
-
-def launch(q, k, n, local=None, waits=(), want_event=True):
-    g = (ctypes.c_size_t * 1)(n)
-    lo = (ctypes.c_size_t * 1)(local) if local else None
-    wl = (ctypes.c_size_t * max(1, len(waits)))(*waits)
-    ev = ctypes.c_size_t()
-    code = CL.clEnqueueNDRangeKernel(q, k, 1, 0, addr(g), addr(lo), len(waits), addr(wl) if waits else 0,
-                                     addr(ev) if want_event else 0)
-    return code, ev.value
 
 
 def info_u32(fn, obj, param):
@@ -266,50 +254,6 @@ def test_plans_hold_their_objects_only_while_launches_are_pending(env):
     CL.clReleaseKernel(k)
     CL.clReleaseMemObject(buf)
     CL.clReleaseCommandQueue(q)
-
-
-# C: the platform whose name contains argv[1] (the loader may list PoCL first), for the C host
-# programs of the tests; put before a program that calls it (it includes what it needs).
-NAMED_PLATFORM_C = r"""
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#include <CL/cl.h>
-#include <stdio.h>
-#include <string.h>
-static cl_platform_id named_platform(int argc, char **argv) {
-    cl_platform_id ps[16], p = 0; cl_uint np = 0; char name[256];
-    clGetPlatformIDs(16, ps, &np);
-    for (cl_uint i = 0; i < np && !p; i++) {
-        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
-        if (argc > 1 && strstr(name, argv[1])) p = ps[i];
-    }
-    if (!p) printf("FAIL no platform %s\n", argc > 1 ? argv[1] : "named");
-    return p;
-}
-"""
-
-
-def build_c_program(tmp_path, name, source):
-    """A threaded C host program built against the system loader (skips without cc or loader)."""
-    if shutil.which("cc") is None:
-        pytest.skip("no C compiler")
-    src, exe = tmp_path / f"{name}.c", tmp_path / name
-    src.write_text(source)
-    built = subprocess.run(["cc", "-O1", "-o", str(exe), str(src), "-lOpenCL", "-lpthread"],
-                           capture_output=True, text=True)
-    if built.returncode:
-        pytest.skip(f"cannot build against the system loader: {built.stderr[-300:]}")
-    return exe
-
-
-def run_c_program_ok(run_with_pyplat, tmp_path, name, source, envs=(None,)):
-    """Build `source` (build_c_program), run it with PyPlat's platform named (once per
-    environment in `envs`), and expect it to exit 0 having printed `ok`."""
-    exe = build_c_program(tmp_path, name, source)
-    for env in envs:
-        done = run_with_pyplat([exe, "PyPlat"], env=env)
-        assert done.returncode == 0 and "ok" in done.stdout, (env, done.stdout + done.stderr[-2000:])
 
 
 THREADS_PROGRAM = r"""

@@ -8,12 +8,11 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr
-from clobjects import context_and_program, make_buffer, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
-from test_fastpath_native import launch
-from test_programs_kernels import create_kernel, set_arg
+from support.capi import CL, addr
+from support.clobjects import context_and_program, create_kernel, make_buffer, make_queue, read, set_arg
+from support.native import launch
 
 SOURCE = b"""
 __kernel void axpb(__global const int *x, __global int *y, int a, int b) {

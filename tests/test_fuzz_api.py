@@ -9,8 +9,7 @@
 A failure prints the seed; `python tools/fuzz.py --replay SEED` prints that sequence's calls."""
 import pytest
 
-import fuzz_model
-import fuzz_sweep
+from support import fuzz_model, fuzz_sweep
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +112,8 @@ def test_releasing_a_queue_never_waits_for_its_commands():
     import threading
 
     import numpy as np
-    from capi import CL, addr, err
-    from clobjects import make_buffer, make_context, make_queue, read
+    from support.capi import CL, addr, err
+    from support.clobjects import make_buffer, make_context, make_queue, read
     from pyplat import cl
 
     ctx, dev = make_context()

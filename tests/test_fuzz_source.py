@@ -9,12 +9,13 @@ import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from support import TESTS
+
 
 
 def test_mutated_programs_build_or_fail_cleanly(tmp_path):
     pytest.importorskip("clang.cindex")
-    p = subprocess.run([sys.executable, os.path.join(HERE, "fuzz_source.py"), "--seed", "20261124",
+    p = subprocess.run([sys.executable, str(TESTS / "support" / "fuzz_source.py"), "--seed", "20261124",
                         "--programs", "400", "--keep", str(tmp_path)],
                        capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, PYPLAT_CACHE_DIR="off"))

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from pyplat import cl
+from support import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "pyplat"
 API = PACKAGE / "api"
 ICD = REPO / "icd"

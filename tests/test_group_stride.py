@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pyplat.compiler import build
-from test_compiler import run
+from support.compiled import run
 
 
 def fresh(src):

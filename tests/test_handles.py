@@ -8,11 +8,7 @@ import pytest
 from pyplat import cl
 from pyplat.api import handles
 from pyplat.api.errors import CLError
-
-
-class HandleStruct(ctypes.Structure):       # icd/pyplat_handle.h's struct pyplat_handle
-    _fields_ = [("dispatch", ctypes.c_void_p), ("magic", ctypes.c_uint32),
-                ("kind", ctypes.c_uint32), ("serial", ctypes.c_uint64)]
+from support.native import HandleStruct
 
 
 class Thing:

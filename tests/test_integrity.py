@@ -21,8 +21,8 @@ import uuid
 import pytest
 
 from pyplat import cl
+from support import TESTS
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
 
 # Two programs with the same kernel name and signature: running one's code for the other is
 # silent unless the values are checked.
@@ -33,9 +33,9 @@ WANT_B = [22, 27, 32, 37]
 
 
 def _child(code, args, env_extra=None, timeout=300):
-    env = dict(os.environ, PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env_extra or {}))
+    env = dict(os.environ, PYTHONPATH=str(TESTS) + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env_extra or {}))
     p = subprocess.run([sys.executable, "-c", code], input=json.dumps(args), env=env, capture_output=True,
-                       cwd=TESTS, text=True, timeout=timeout)
+                       cwd=str(TESTS), text=True, timeout=timeout)
     records = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
     assert p.returncode == 0, "child died (rc %d) after %d trials; last: %s\n%s" % (
         p.returncode, len(records), records[-1:] if records else None, p.stderr[-3000:])
@@ -84,7 +84,7 @@ CACHE_CHILD = r"""
 import json, os, shutil, sys
 import numpy as np
 from pyplat.compiler import build, cache, objects
-from test_compiler import run
+from support.compiled import run
 cfg = json.loads(sys.stdin.read())
 
 def value(r):
@@ -192,12 +192,12 @@ def test_cache_counters_and_hit_cost(cachedir, monkeypatch):
 BINARY_CHILD = r"""
 import ctypes, json, sys
 import numpy as np
-from capi import CL, addr, err
-from clobjects import make_context, program_binary
+from support.capi import CL, addr, err
+from support.clobjects import make_context, program_binary
 from pyplat import cl
 from pyplat.api import handles
 from pyplat.core.program import Program
-from test_compiler import run
+from support.compiled import run
 cfg = json.loads(sys.stdin.read())
 ctx, dev = make_context()
 

@@ -5,7 +5,7 @@ check only where no two work-items can touch the same bytes; for each, a launch 
 work-items that raced."""
 import pytest
 
-from test_kernel_check import findings, run_script
+from support.kernel_check import findings, run_script
 
 pytest.importorskip("pyopencl")
 

@@ -2,11 +2,12 @@
 pyplat.core (absolutely or relatively). Services it needs from above (taking and dropping the
 references a hold keeps) are hooks those layers install at start-up."""
 import re
-from pathlib import Path
 
 import pytest
 
-RUNTIME = Path(__file__).resolve().parent.parent / "pyplat" / "runtime"
+from support import REPO
+
+RUNTIME = REPO / "pyplat" / "runtime"
 SOURCES = sorted(p for pattern in ("*.py", "*.pyx", "*.pxi", "*.pxd") for p in RUNTIME.rglob(pattern))
 
 # import X / cimport X / from X import|cimport ..., anywhere on a line (also inside functions)

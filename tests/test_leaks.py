@@ -19,11 +19,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parent.parent / "tools" / "leaks.py"
+from support import REPO, TESTS
+
+TOOL = REPO / "tools" / "leaks.py"
 RSS_KB_PER_1000 = 2.0
 BLOCKS_PER_ITERATION = 0.05
 
@@ -85,8 +86,8 @@ def test_released_handles_read_dead_and_their_memory_is_recycled():
     code = r"""
 import ctypes, sys
 sys.path.insert(0, sys.argv[1])
-from capi import CL
-from clobjects import make_context
+from support.capi import CL
+from support.clobjects import make_context
 from pyplat.api import handles
 class H(ctypes.Structure):
     _fields_ = [("dispatch", ctypes.c_void_p), ("magic", ctypes.c_uint32), ("kind", ctypes.c_uint32),
@@ -113,7 +114,7 @@ print("ok")
 """
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
-    r = subprocess.run([sys.executable, "-c", code, str(Path(__file__).resolve().parent)],
+    r = subprocess.run([sys.executable, "-c", code, str(TESTS)],
                        capture_output=True, text=True, timeout=120, env=env, cwd="/")
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
 

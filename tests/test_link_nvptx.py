@@ -12,7 +12,7 @@ from pyplat.compiler import HOST, compile_object, link, load_package, nvptx_targ
 from pyplat.compiler.objects import ANY_TARGET
 from pyplat.compiler.targets.nvptx import libdevice
 from pyplat.core.program import Program
-from test_compiler_nvptx import _ptxas, assert_device_only, entry
+from support.nvptx import assert_device_only, entry, find_ptxas
 
 SM90 = nvptx_target("sm_90")
 
@@ -38,7 +38,7 @@ def objects(*sources, target=SM90):
 
 
 def assemble(ptx, tmp_path):
-    ptxas = _ptxas()
+    ptxas = find_ptxas()
     if ptxas is None:
         return
     path = tmp_path / "linked.ptx"

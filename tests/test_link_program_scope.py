@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 
 import pyplat.compiler as C
-from test_compiler_link import _uniq, compile_src, link, run_1d
-from test_programs_kernels import env, build_log  # noqa: F401
+from support.clobjects import build_log, context_and_queue
+from support.linking import compile_src, link, run_1d, uniq
+
+
+@pytest.fixture(scope="module")
+def env():
+    yield from context_and_queue()
+
 
 CASES = [
     # (declarations, expression stored as float4 per work-item i (0..3), expected rows)
@@ -49,7 +55,7 @@ def test_vector_literals_in_constant_initialisers(env, decl, expr, expected):
     r = C.build(src, use_cache=False)
     assert r.ok, r.log
     # the same through clCompileProgram + clLinkProgram (the variable exported by its unit)
-    p, rc = compile_src(ctx, _uniq() + src.encode())
+    p, rc = compile_src(ctx, uniq() + src.encode())
     assert rc == 0, build_log(p, dev)
     exe, code = link(ctx, [p])
     assert code == 0, build_log(exe, dev)
@@ -83,7 +89,7 @@ AGGREGATES = [
 def test_designated_and_brace_elided_initialisers(env, decl, expr, expected):
     ctx, dev, q = env
     src = decl + "\n__kernel void run(__global int *o) { o[get_global_id(0)] = %s; }\n" % expr
-    p, rc = compile_src(ctx, _uniq() + src.encode())
+    p, rc = compile_src(ctx, uniq() + src.encode())
     assert rc == 0, build_log(p, dev)
     exe, code = link(ctx, [p])
     assert code == 0, build_log(exe, dev)

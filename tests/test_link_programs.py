@@ -8,11 +8,16 @@ import pytest
 
 from pyplat import cl
 import pyplat.compiler as C
-from capi import CL, addr, err
-from clobjects import make_buffer, read
-from test_compiler_link import NOTIFY, _uniq, binary_type, compile_src, from_binary, link, run_1d
-from clobjects import program_binary
-from test_programs_kernels import env, build_log, build_status, create_kernel, set_arg  # noqa: F401
+from support.capi import CL, addr, err
+from support.clobjects import (build_log, build_status, context_and_queue, create_kernel, make_buffer,
+                               program_binary, read, set_arg)
+from support.linking import NOTIFY, binary_type, compile_src, from_binary, link, run_1d, uniq
+
+
+@pytest.fixture(scope="module")
+def env():
+    yield from context_and_queue()
+
 
 COPY = b"""__kernel void CopyBuffer(__global float *src, __global float *dst) {
     int id = (int)get_global_id(0);
@@ -68,9 +73,9 @@ def _run_dst(ctx, q, exe, name, x):
 
 def test_kernel_calls_kernel_of_another_object(env):
     ctx, dev, q = env
-    a, rc = compile_src(ctx, _uniq() + CALLER)
+    a, rc = compile_src(ctx, uniq() + CALLER)
     assert rc == 0, build_log(a, dev)
-    b, rc = compile_src(ctx, _uniq() + COPY)
+    b, rc = compile_src(ctx, uniq() + COPY)
     assert rc == 0, build_log(b, dev)
     exe, code = link(ctx, [a, b])
     assert code == 0, build_log(exe, dev)
@@ -88,7 +93,7 @@ def test_kernel_from_library_and_binaries_round_trip(env):
     library, linked with another object; the executable's binary reloaded and run; the binary
     type after each step."""
     ctx, dev, q = env
-    obj, rc = compile_src(ctx, _uniq() + COPY)
+    obj, rc = compile_src(ctx, uniq() + COPY)
     assert rc == 0
     assert binary_type(obj, dev) == cl.CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
     obj2, e, status = from_binary(ctx, dev, program_binary(obj))
@@ -104,7 +109,7 @@ def test_kernel_from_library_and_binaries_round_trip(env):
     assert binary_type(lib, dev) == cl.CL_PROGRAM_BINARY_TYPE_LIBRARY
     lib2, e, status = from_binary(ctx, dev, program_binary(lib))
     assert e == 0 and binary_type(lib2, dev) == cl.CL_PROGRAM_BINARY_TYPE_LIBRARY
-    caller, rc = compile_src(ctx, _uniq() + CALLER)
+    caller, rc = compile_src(ctx, uniq() + CALLER)
     assert rc == 0
     exe, code = link(ctx, [caller, lib2])
     assert code == 0, build_log(exe, dev)
@@ -126,7 +131,7 @@ def test_composite_kernel_over_library_of_many_objects(env):
     n = 12
     objs = []
     for i in range(n):
-        p, rc = compile_src(ctx, _uniq() + COPY.replace(b"CopyBuffer", b"CopyBuffer%d" % i))
+        p, rc = compile_src(ctx, uniq() + COPY.replace(b"CopyBuffer", b"CopyBuffer%d" % i))
         assert rc == 0
         objs.append(p)
     lib, code = link(ctx, objs, b"-create-library -enable-link-options -cl-denorms-are-zero")
@@ -135,7 +140,7 @@ def test_composite_kernel_over_library_of_many_objects(env):
     decls = b"".join(b"extern __kernel void CopyBuffer%d(__global float *src, __global float *dst);\n" % i
                      for i in range(n))
     body = b"".join(b"    CopyBuffer%d(src, dst);\n" % i for i in range(n))
-    comp, rc = compile_src(ctx, _uniq() + decls + b"__kernel void CompositeKernel(__global float *src, "
+    comp, rc = compile_src(ctx, uniq() + decls + b"__kernel void CompositeKernel(__global float *src, "
                            b"__global float *dst) {\n" + body + b"}\n")
     assert rc == 0, build_log(comp, dev)
     exe, code = link(ctx, [comp, lib])
@@ -158,12 +163,12 @@ def test_kernel_declared_as_plain_function_elsewhere():
 @pytest.mark.parametrize("std", ["-cl-std=CL1.2", "-cl-std=CL2.0", "-cl-std=CL3.0"])
 def test_extern_constant_arrays_and_vectors(env, std):
     ctx, dev, q = env
-    defs, rc = compile_src(ctx, _uniq() + b"constant int tab[] = {10, 20, 30, 40};\n"
+    defs, rc = compile_src(ctx, uniq() + b"constant int tab[] = {10, 20, 30, 40};\n"
                            b"constant float4 v = (float4)((float2)(1, 2), 3, 4);\n"
                            b"static constant int hidden = 99;\n"
                            b"int get_hidden(void) { return hidden; }\n", std.encode())
     assert rc == 0, build_log(defs, dev)
-    use, rc = compile_src(ctx, _uniq() + b"extern constant int tab[];\nextern constant float4 v;\n"
+    use, rc = compile_src(ctx, uniq() + b"extern constant int tab[];\nextern constant float4 v;\n"
                           b"int get_hidden(void);\n"
                           b"static constant int hidden = 1;   /* its own, not the other unit's */\n"
                           b"__kernel void k(__global int *o) { int i = get_global_id(0);\n"
@@ -204,7 +209,7 @@ def test_link_errors_name_the_symbol_and_both_units(env):
     for sources, expected in cases:
         progs = []
         for s in sources:
-            p, rc = compile_src(ctx, _uniq() + s)
+            p, rc = compile_src(ctx, uniq() + s)
             assert rc == 0, build_log(p, dev)
             progs.append(p)
         exe, code = link(ctx, progs)
@@ -229,13 +234,13 @@ def test_kernel_called_before_its_definition_keeps_its_arguments(env):
     """A kernel declared, called by another kernel, then defined: the call must not make it a
     plain function (it is still a kernel with its arguments), in one program or linked."""
     ctx, dev, q = env
-    from test_programs_kernels import create_program
+    from support.clobjects import create_program
     src = (b"__kernel void inner(__global int *o);\n"
            b"__kernel void outer(__global int *o) { inner(o); o[get_global_id(0)] += 10; }\n"
            b"__kernel void inner(__global int *o) { o[get_global_id(0)] = 1 + (int)get_global_id(0); }\n")
-    built = create_program(ctx, _uniq() + src)
+    built = create_program(ctx, uniq() + src)
     assert CL.clBuildProgram(built, 0, 0, b"", 0, 0) == 0, build_log(built, dev)
-    obj, rc = compile_src(ctx, _uniq() + src)
+    obj, rc = compile_src(ctx, uniq() + src)
     assert rc == 0
     linked, code = link(ctx, [obj])
     assert code == 0
@@ -260,8 +265,8 @@ def test_status_options_logs_and_callbacks_of_each_step(env):
     """The CTS's compile_and_link_status_options_log: build status, options and log of the
     compiled object, the library and the linked program; each callback once with its data."""
     ctx, dev, q = env
-    from test_programs_kernels import create_program
-    comp = create_program(ctx, _uniq() + CALLER)
+    from support.clobjects import create_program
+    comp = create_program(ctx, uniq() + CALLER)
     assert build_status(comp, dev) == cl.CL_BUILD_NONE
     calls = []
 
@@ -273,7 +278,7 @@ def test_status_options_logs_and_callbacks_of_each_step(env):
     assert build_status(comp, dev) == cl.CL_BUILD_SUCCESS
     assert _build_info_str(comp, dev, cl.CL_PROGRAM_BUILD_OPTIONS) == "-DX=1 -cl-std=CL1.2"
     _build_info_str(comp, dev, cl.CL_PROGRAM_BUILD_LOG)
-    obj, rc = compile_src(ctx, _uniq() + COPY)
+    obj, rc = compile_src(ctx, uniq() + COPY)
     assert rc == 0
     lib, code = link(ctx, [obj], b"-create-library -enable-link-options -cl-denorms-are-zero",
                      notify=notify, user_data=2)

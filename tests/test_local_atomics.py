@@ -4,7 +4,7 @@ NVPTX target keeps atom.shared: test_compiler_nvptx.py)."""
 import numpy as np
 
 from pyplat.compiler import build
-from test_compiler import run, Local
+from support.compiled import Local, run
 
 
 def fresh(src):

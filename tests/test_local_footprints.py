@@ -12,7 +12,7 @@ import pytest
 
 from pyplat.compiler.lowering import check_intervals, local_footprints
 
-from test_kernel_check import PRELUDE, findings, typed_kernels
+from support.kernel_check import PRELUDE, findings, typed_kernels
 
 pytest.importorskip("pyopencl")
 

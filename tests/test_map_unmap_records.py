@@ -15,8 +15,8 @@ import threading
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_queue, make_buffer, make_queue, read
+from support.capi import CL, addr, err
+from support.clobjects import context_and_queue, make_buffer, make_queue, read
 from pyplat import cl
 
 RW = cl.CL_MAP_READ | cl.CL_MAP_WRITE

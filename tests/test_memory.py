@@ -4,8 +4,8 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_queue, make_buffer, read
+from support.capi import CL, addr, err
+from support.clobjects import context_and_queue, make_buffer, read
 from pyplat import cl
 
 

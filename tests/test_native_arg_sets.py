@@ -8,12 +8,11 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import make_buffer, make_context, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native
-from test_fastpath_native import build_c_program
-from test_programs_kernels import create_program
+from support.c_programs import build_c_program
+from support.capi import CL, addr, err
+from support.clobjects import create_program, make_buffer, make_context, make_queue, read
 
 if not CL._direct.get("clSetKernelArg") or not config.value("PYPLAT_FAST_PATH"):
     pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)

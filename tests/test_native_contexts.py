@@ -9,13 +9,12 @@ import time
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import first_device, make_buffer, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
-from test_fastpath_native import run_c_program_ok
-from test_native_queues import native_queue, queue_info
-from test_programs_kernels import create_kernel, create_program, set_arg
+from support.c_programs import run_c_program_ok
+from support.capi import CL, addr, err
+from support.clobjects import create_kernel, create_program, first_device, make_buffer, read, set_arg
+from support.native import native_queue, queue_info
 
 if not CL._direct.get("clCreateContext") or not config.value("PYPLAT_FAST_PATH"):
     pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)

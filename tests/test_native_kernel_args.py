@@ -8,13 +8,12 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr
-from clobjects import context_and_program, make_buffer, make_queue, read
 from pyplat import cl, config
 from pyplat.api import handles
 from pyplat.api import kernel as kernel_api
 from pyplat.core.kernel import Kernel
-from test_programs_kernels import create_kernel, set_arg
+from support.capi import CL, addr
+from support.clobjects import context_and_program, create_kernel, make_buffer, make_queue, read, set_arg
 
 SOURCE = b"""
 __kernel void step(__global const int *src, __global int *dst, int add, int spin) {
@@ -334,7 +333,7 @@ def test_ping_pong_from_several_c_threads(run_with_pyplat, tmp_path):
     """Host threads of a C program through the loader, each swapping the two buffers of its own
     kernel and setting a scalar before every launch on its in-order queue, and asking its
     work-group size and argument count: every launch reads what the one before wrote."""
-    from test_fastpath_native import build_c_program
+    from support.c_programs import build_c_program
     exe = build_c_program(tmp_path, "ping_pong", PING_PONG_PROGRAM)
     for workers in ("1", "4"):
         r = run_with_pyplat([exe], env={"PYPLAT_WORKERS": workers})

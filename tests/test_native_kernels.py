@@ -8,11 +8,10 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_program, make_buffer, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
-from test_programs_kernels import create_kernel, set_arg
+from support.capi import CL, addr, err
+from support.clobjects import context_and_program, create_kernel, make_buffer, make_queue, read, set_arg
 
 if not CL._direct.get("clCreateKernel") or not config.value("PYPLAT_FAST_PATH"):
     pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)
@@ -179,7 +178,7 @@ def test_a_kernel_holding_its_programs_last_reference_releases_it():
 
 def test_c_programs_get_native_kernels(run_with_pyplat, tmp_path):
     """Through the loader: kernels made natively in a loop, set, launched and released."""
-    from test_fastpath_native import run_c_program_ok
+    from support.c_programs import run_c_program_ok
     run_c_program_ok(run_with_pyplat, tmp_path, "native_kernels", PROGRAM)
 
 

@@ -10,12 +10,11 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_program, make_buffer, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
-from test_native_queues import settled_context_refs
-from test_programs_kernels import create_kernel, set_arg
+from support.capi import CL, addr, err
+from support.clobjects import context_and_program, create_kernel, make_buffer, make_queue, read, set_arg
+from support.native import settled_context_refs
 
 if not CL._direct.get("clSetKernelArg") or not config.value("PYPLAT_FAST_PATH"):
     pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)
@@ -153,7 +152,7 @@ def test_a_buffer_released_after_it_was_set_is_never_used(env):
 @pytest.mark.parametrize("made", ["python", "natively"])
 def test_kernels_buffers_and_program_released_while_launches_wait(env, made):
     ctx, dev, _ = env
-    from test_programs_kernels import create_program
+    from support.clobjects import create_program
     prog = create_program(ctx, SOURCE)
     assert CL.clBuildProgram(prog, 0, 0, b"", 0, 0) == 0
     q = make_queue(ctx, dev)
@@ -521,7 +520,7 @@ def test_c_threads_make_set_launch_and_release_kernels_and_buffers(run_with_pypl
     at once, and a long-lived kernel whose buffer changes every launch, some launches held back
     by user events: every launch reads and writes what was set for it, and once all finished
     the program's count is the application's alone."""
-    from test_fastpath_native import build_c_program
+    from support.c_programs import build_c_program
     exe = build_c_program(tmp_path, "native_plans", THREADED)
     for workers in ("1", "4"):
         r = run_with_pyplat([exe], env={"PYPLAT_WORKERS": workers})

@@ -9,12 +9,13 @@ import time
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_program, event_status, make_buffer, make_context, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
-from test_fastpath_native import run_c_program_ok
-from test_programs_kernels import create_kernel, set_arg
+from support.c_programs import run_c_program_ok
+from support.capi import CL, addr, err
+from support.clobjects import (context_and_program, create_kernel, event_status, make_buffer, make_context,
+                               read, set_arg)
+from support.native import context_refs, native_queue, queue_info, settled_context_refs
 
 SOURCE = b"__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }"
 
@@ -39,45 +40,6 @@ def env():
 
 def props(*values):
     return (U64 * (len(values) + 1))(*values, 0)
-
-
-def native_queue(ctx, dev, properties=0, with_list=True):
-    """A queue made by the native entry (never through Python)."""
-    e = I32(12345)
-    if with_list:
-        plist = props(cl.CL_QUEUE_PROPERTIES, properties)
-        q = native_create_props(ctx, dev, addr(plist), addr(e))
-    else:
-        q = native_create(ctx, dev, properties, addr(e))
-    assert q not in (0, DEFER_HANDLE), "the native entry did not answer"
-    assert e.value == cl.CL_SUCCESS and handles.peek(q) is None
-    return q
-
-
-def queue_info(q, param, ctype=S):
-    v = ctype()
-    assert CL.clGetCommandQueueInfo(q, param, ctypes.sizeof(v), addr(v), 0) == cl.CL_SUCCESS
-    return v.value
-
-
-def context_refs(ctx):
-    v = U32()
-    assert CL.clGetContextInfo(ctx, cl.CL_CONTEXT_REFERENCE_COUNT, 4, addr(v), 0) == cl.CL_SUCCESS
-    return v.value
-
-
-def settled_context_refs(ctx, timeout=5.0):
-    """The context's count once the releases earlier tests left pending are done: a released
-    queue gives its context reference back when its commands have finished (the reaper, every
-    few ms), later on a loaded machine."""
-    last, end = context_refs(ctx), time.monotonic() + timeout
-    while time.monotonic() < end:
-        time.sleep(0.05)
-        now = context_refs(ctx)
-        if now == last:
-            break
-        last = now
-    return last
 
 
 def wl(events):

@@ -7,12 +7,11 @@ import time
 
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_program, make_buffer, make_context, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native, handles
-from test_fastpath_native import build_c_program
-from test_programs_kernels import create_kernel
+from support.c_programs import build_c_program
+from support.capi import CL, addr, err
+from support.clobjects import context_and_program, create_kernel, make_buffer, make_context, make_queue, read
 
 SOURCE = b"__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }"
 

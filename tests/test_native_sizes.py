@@ -9,12 +9,11 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr
-from clobjects import context_and_program, make_buffer, make_queue, read
 from pyplat import cl, config
 from pyplat.api import _native
 from pyplat.runtime.graph import choose_local_size
-from test_programs_kernels import create_kernel, set_arg
+from support.capi import CL, addr
+from support.clobjects import context_and_program, create_kernel, make_buffer, make_queue, read, set_arg
 
 if not CL._direct.get("clEnqueueNDRangeKernel") or not config.value("PYPLAT_FAST_PATH"):
     pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)

@@ -6,11 +6,11 @@ import ctypes
 
 import pytest
 
-from capi import CL, addr, err
-from clobjects import make_buffer, make_context
 from pyplat import cl, config
 from pyplat.api import _native
-from test_fastpath_native import NAMED_PLATFORM_C, build_c_program
+from support.c_programs import NAMED_PLATFORM_C, build_c_program
+from support.capi import CL, addr, err
+from support.clobjects import make_buffer, make_context
 
 if not CL._direct.get("clGetMemObjectInfo") or not config.value("PYPLAT_FAST_PATH"):
     pytest.skip("direct entries are off (PYPLAT_DIRECT_ENTRIES=0 / PYPLAT_FAST_PATH=0)", allow_module_level=True)

@@ -12,8 +12,8 @@ import pytest
 from pyplat.compiler import build, read_package
 from pyplat.compiler.targets.nvptx import abi
 from pyplat.devices.cuda import printf_output
-from test_compiler import run
-from test_compiler_nvptx import SM90, _ptxas, assert_device_only, ptx_of
+from support.compiled import run
+from support.nvptx import SM90, assert_device_only, find_ptxas, ptx_of
 
 
 def f32(x):
@@ -75,7 +75,7 @@ def test_ptx_appends_records_with_an_atomic_add_and_calls_nothing(gpu):
 
 
 def test_ptxas_assembles_printf(gpu, tmp_path):
-    ptxas = _ptxas()
+    ptxas = find_ptxas()
     if ptxas is None:
         pytest.skip("ptxas not installed (pip install nvidia-cuda-nvcc-cu12)")
     for name, options in (("printf", ""), ("printf_O0", "-cl-opt-disable")):

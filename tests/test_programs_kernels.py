@@ -4,8 +4,9 @@ import ctypes
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_queue, make_buffer, program_binary, read
+from support.capi import CL, addr, err
+from support.clobjects import (build_log, build_status, context_and_queue, create_kernel, create_program,
+                               make_buffer, program_binary, read, set_arg)
 from pyplat import cl
 
 SOURCE = b"""
@@ -21,42 +22,6 @@ void fixed(__global int *out) { out[get_global_id(0)] = (int)get_local_size(0); 
 @pytest.fixture(scope="module")
 def env():
     yield from context_and_queue()
-
-
-def create_program(ctx, source):
-    src = ctypes.c_char_p(source)
-    e = err()
-    prog = CL.clCreateProgramWithSource(ctx, 1, addr(src), 0, addr(e))
-    assert e.value == 0
-    return prog
-
-
-def build_log(prog, dev):
-    size = ctypes.c_size_t()
-    CL.clGetProgramBuildInfo(prog, dev, cl.CL_PROGRAM_BUILD_LOG, 0, 0, addr(size))
-    buf = ctypes.create_string_buffer(size.value)
-    CL.clGetProgramBuildInfo(prog, dev, cl.CL_PROGRAM_BUILD_LOG, size.value, addr(buf), 0)
-    return buf.value.decode()
-
-
-def build_status(prog, dev):
-    st = ctypes.c_int32()
-    CL.clGetProgramBuildInfo(prog, dev, cl.CL_PROGRAM_BUILD_STATUS, 4, addr(st), 0)
-    return st.value
-
-
-def create_kernel(prog, name):
-    e = err()
-    k = CL.clCreateKernel(prog, name, addr(e))
-    assert e.value == 0, e.value
-    return k
-
-
-def set_arg(k, i, value):
-    if isinstance(value, int):            # a cl_mem handle
-        h = ctypes.c_size_t(value)
-        return CL.clSetKernelArg(k, i, 8, addr(h))
-    return CL.clSetKernelArg(k, i, ctypes.sizeof(value), addr(value))
 
 
 def test_build_run_and_info(env):

@@ -10,11 +10,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parent.parent / "tools" / "pyopencl_suite.py"
+from support import REPO
+
+TOOL = REPO / "tools" / "pyopencl_suite.py"
 
 # test_wrapper.py on PyPlat (pyopencl 2026.1.4): 35 passed, 2 failed, 10 skipped.
 # A few below today's count, so that a regression fails this test.

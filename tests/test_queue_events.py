@@ -5,8 +5,8 @@ import threading
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import event_status, make_buffer, make_context, make_queue, read
+from support.capi import CL, addr, err
+from support.clobjects import event_status, make_buffer, make_context, make_queue, read
 from pyplat import cl
 
 EVENT_CB = ctypes.CFUNCTYPE(None, ctypes.c_size_t, ctypes.c_int32, ctypes.c_void_p)

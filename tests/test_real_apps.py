@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("real_apps", Path(__file__).parents[1] / "tools" / "real_apps.py")
+from support import REPO
+
+_spec = importlib.util.spec_from_file_location("real_apps", REPO / "tools" / "real_apps.py")
 real_apps = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(real_apps)
 

@@ -1,59 +1,22 @@
 """The native runtime (pyplat/runtime/_sched.pyx) below the API: random task graphs over in-order
 (serial and auto-parallel) and out-of-order queues, failure propagation, callbacks, both drivers."""
 import ctypes
-import itertools
 import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pyplat import cl
-from pyplat.core.queue import HOST, CommandQueue
+from pyplat.core.queue import HOST
 from pyplat.runtime import graph
 from pyplat.runtime.driver import get_driver
-
-
-class FakeContext:
-    devices = ()
-
-    def retain(self):
-        return self
-
-    def release(self):
-        return False
-
-
-class FakeDevice:
-    """A device for queues made below the API: its driver is the one under test."""
-    def __init__(self, driver):
-        self.driver = driver
+from support.fake_queues import Recorder, make_queue
 
 
 class Mem:
     """A memory object for access tracking (sub-buffers point at their parent)."""
     def __init__(self, parent=None):
         self.parent = parent
-
-
-class Recorder:
-    def __init__(self):
-        self.clock = itertools.count()
-        self.lock = threading.Lock()
-        self.runs = {}
-
-    def action(self, index):
-        def run():
-            with self.lock:
-                start = next(self.clock)
-            with self.lock:
-                end = next(self.clock)
-                self.runs.setdefault(index, []).append((start, end))
-        return run
-
-
-def make_queue(props, driver, monkeypatch, auto="1"):
-    monkeypatch.setenv("PYPLAT_INORDER_PARALLEL", auto)
-    return CommandQueue(FakeContext(), FakeDevice(driver), props, [])
 
 
 DRIVERS = ["pool", "basic"]

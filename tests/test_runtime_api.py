@@ -7,10 +7,10 @@ import threading
 import numpy as np
 import pytest
 
-from capi import CL, addr, err
-from clobjects import context_and_program, event_status, make_buffer, make_queue, read
 from pyplat import cl
-from test_programs_kernels import create_kernel, set_arg
+from support.capi import CL, addr, err
+from support.clobjects import (context_and_program, create_kernel, event_status, make_buffer, make_queue,
+                               read, set_arg)
 
 SOURCE = b"""
 __kernel void group_sum(__global const int *in, __global int *out, __local int *scratch) {

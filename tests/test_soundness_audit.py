@@ -12,8 +12,8 @@ import os
 import numpy as np
 
 from pyplat.compiler import build
-from test_compiler import run
-from test_kernel_check import typed_kernels
+from support.compiled import run
+from support.kernel_check import typed_kernels
 
 STRIDED = """
 kernel void k(global int *out, int n, char c) {

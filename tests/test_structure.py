@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from support import REPO
+
 PACKAGE = REPO / "pyplat"
 if not PACKAGE.is_dir():
     pytest.skip("no pyplat/ sources next to the tests", allow_module_level=True)

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-PROGRAM = Path(__file__).parent / "programs" / "traced_queues.py"
+from support import TESTS
+
+PROGRAM = TESTS / "support" / "programs" / "traced_queues.py"
 PHASES = set("XMsfiC")
 
 

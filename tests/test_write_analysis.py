@@ -70,7 +70,7 @@ def test_generated_chains_never_read_stale_data():
     import pyplat
     pyplat.enable()
     import pyopencl as cl
-    from difftest import write_chains
+    from support.difftest import write_chains
     os.environ.setdefault("PYPLAT_CACHE_DIR", "off")
     plats = {p.name: p for p in cl.get_platforms()}
     pocl = plats.get("Portable Computing Language")
@@ -84,7 +84,7 @@ def test_generated_chains_never_read_stale_data():
 
 
 def test_generator_covers_every_write_form():
-    from difftest import writes
+    from support.difftest import writes
     stores, derivations, conditional = set(), set(), False
     for s in CI_SEEDS:
         for kind, chain, cond in writes.generate(s, "p").forms:

@@ -1,16 +1,17 @@
-"""Shared by the conformance runner's own tests (tests/test_conformance*.py): the checkout's
+"""Shared by the conformance runner's own tests (tests/conformance/): the checkout's
 conformance/ package on sys.path (appended, so the installed pyplat still comes first), PoCL as
 a real platform to run checks against (`env`, module scope; skipped without PoCL), and `lying`,
 which replaces some of its entry points by name to play a broken implementation.
 
-    from conformance_support import Lying, env, lying  # noqa: F401 (fixtures)
+    from support.conformance_env import Lying, env, lying  # noqa: F401 (fixtures)
 """
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parents[1]))
+from support import REPO
+
+sys.path.append(str(REPO))
 
 from conformance import runner  # noqa: E402
 

@@ -1,7 +1,7 @@
 """The OpenCL C API of PyPlat called in-process, without a loader: each clXxx is the very ctypes
 callback the ICD shim would call, so arguments, return codes and errcode_ret behave as from C.
 
-    from capi import CL, ptr, out
+    from support.capi import CL, addr, err
     n = ctypes.c_uint32(); CL.clGetPlatformIDs(0, None, ctypes.byref(n))
 """
 import ctypes

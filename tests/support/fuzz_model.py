@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from fuzz_sweep import C, E, Platform, child_lines
+from support.fuzz_sweep import C, E, Platform, child_lines
 
 KERNELS = b"""
 __kernel void add_const(__global uint *a, uint c) { size_t i = get_global_id(0); a[i] += c; }
@@ -627,10 +627,11 @@ def run(platform="PyPlat", first=0, count=10, steps=200, threads_every=0, timeou
     tot = {"sequences": 0, "calls": 0, "launches": 0, "wrong_codes": 0, "wrong_results": 0, "wrong_status": 0,
            "crashes": [], "hangs": [], "problems": []}
     here = os.path.dirname(os.path.abspath(__file__))
+    tests = os.path.dirname(here)                     # the folder of the support package
     seed, end = first, first + count
     while seed < end:
         errf = tempfile.TemporaryFile(mode="w+")      # a file: a chatty child never blocks on it
-        proc = subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import fuzz_model;"
+        proc = subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {tests!r}); from support import fuzz_model;"
                                  f"fuzz_model.child({platform!r}, {seed}, {end - seed}, {steps}, {threads_every})"],
                                 stdout=subprocess.PIPE, stderr=errf, bufsize=0, cwd=here,
                                 env=dict(os.environ, **(env or {})))

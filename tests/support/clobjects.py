@@ -1,7 +1,8 @@
-"""Small helpers over capi for tests: a context and queue on PyPlat's first device."""
+"""Small helpers over capi for tests: a context and queue on PyPlat's first device, buffers,
+programs and kernels made and used through the C API."""
 import ctypes
 
-from capi import CL, addr, err
+from support.capi import CL, addr, err
 from pyplat import cl
 
 
@@ -60,7 +61,6 @@ def context_and_queue():
 def context_and_program(source):
     """A context, its device and a program built from `source`, released after use: the body
     of a test module's `env` fixture (`yield from context_and_program(SOURCE)`)."""
-    from test_programs_kernels import create_program
     ctx, dev = make_context()
     prog = create_program(ctx, source)
     assert CL.clBuildProgram(prog, 0, 0, b"", 0, 0) == 0
@@ -77,3 +77,39 @@ def program_binary(prog):
     ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(blob))
     assert CL.clGetProgramInfo(prog, cl.CL_PROGRAM_BINARIES, 8, addr(ptrs), 0) == 0
     return blob.raw
+
+
+def create_program(ctx, source):
+    src = ctypes.c_char_p(source)
+    e = err()
+    prog = CL.clCreateProgramWithSource(ctx, 1, addr(src), 0, addr(e))
+    assert e.value == 0
+    return prog
+
+
+def build_log(prog, dev):
+    size = ctypes.c_size_t()
+    CL.clGetProgramBuildInfo(prog, dev, cl.CL_PROGRAM_BUILD_LOG, 0, 0, addr(size))
+    buf = ctypes.create_string_buffer(size.value)
+    CL.clGetProgramBuildInfo(prog, dev, cl.CL_PROGRAM_BUILD_LOG, size.value, addr(buf), 0)
+    return buf.value.decode()
+
+
+def build_status(prog, dev):
+    st = ctypes.c_int32()
+    CL.clGetProgramBuildInfo(prog, dev, cl.CL_PROGRAM_BUILD_STATUS, 4, addr(st), 0)
+    return st.value
+
+
+def create_kernel(prog, name):
+    e = err()
+    k = CL.clCreateKernel(prog, name, addr(e))
+    assert e.value == 0, e.value
+    return k
+
+
+def set_arg(k, i, value):
+    if isinstance(value, int):            # a cl_mem handle
+        h = ctypes.c_size_t(value)
+        return CL.clSetKernelArg(k, i, 8, addr(h))
+    return CL.clSetKernelArg(k, i, ctypes.sizeof(value), addr(value))

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: support
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*|0x[0-9a-fA-F]+[uUlL]*|\d+\.?\d*(?:[eE][+-]?\d+)?[fFuUlL]*"
                     r"|\.\d+[fF]?|->|\+\+|--|<<=|>>=|<<|>>|&&|\|\||[<>=!&|^+\-*/%]=|\S", re.S)
@@ -133,7 +133,7 @@ def run(seed, programs, keep=None):
     errors, unlocated logs, slow builds)."""
     os.environ.setdefault("PYPLAT_CACHE_DIR", "off")
     from pyplat.compiler import build
-    from difftest import generator, runner
+    from support.difftest import generator, runner
     rng = random.Random(seed)
     counts = {"programs": 0, "built": 0, "failed": 0, "internal_errors": 0, "unlocated": 0, "slow": 0,
               "max_seconds": 0.0}
