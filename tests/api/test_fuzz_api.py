@@ -1,9 +1,9 @@
 """Fault injection and fuzzing, the bounded CI version (issue 13 part 2; long mode: tools/fuzz.py).
 
-- The bad-input sweep (tests/fuzz_sweep.py) calls every slot of PyPlat's ICD dispatch table with
+- The bad-input sweep (tests/support/fuzz_sweep.py) calls every slot of PyPlat's ICD dispatch table with
   NULL, foreign, released and wrongly typed handles, bad lists, sizes, flags and pointers, in child
   processes: every call must return the spec's code for the argument, none may crash or hang.
-- Random call sequences (tests/fuzz_model.py) on in-order and out-of-order queues, with user events
+- Random call sequences (tests/support/fuzz_model.py) on in-order and out-of-order queues, with user events
   failing in the middle of chains and 8 host threads with cross-thread wait lists, are checked
   against a shadow model of every buffer and every event's status.
 A failure prints the seed; `python tools/fuzz.py --replay SEED` prints that sequence's calls."""

@@ -1,7 +1,7 @@
 """Memory stays flat (issue 13 item 9): create/release loops of the most used object kinds and
 kernel launches that return an event grow neither the process's resident memory nor the number
 of live Python allocations. Each kind runs in a child process of its own (tools/leaks.py
---child, through PyPlat's C entries in-process: tests/capi.py), so that other tests' memory does
+--child, through PyPlat's C entries in-process: tests/support/capi.py), so that other tests' memory does
 not disturb the figures.
 
 Sensors and thresholds: the done-when is at most 1 kB of resident memory per 1,000 iterations.

@@ -1,4 +1,4 @@
-"""The classes of bad build logs the kernel-source fuzzer (tests/fuzz_source.py) counts, one
+"""The classes of bad build logs the kernel-source fuzzer (tests/support/fuzz_source.py) counts, one
 regression test each: every failed build's first error names a line of the source (not :0:0),
 no build is an internal compiler error, and deep nesting builds in seconds, not minutes.
 docs/compiler.md ("Nesting and compile time")."""

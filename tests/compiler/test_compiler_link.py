@@ -1,5 +1,5 @@
 """clCompileProgram / clLinkProgram (OpenCL 1.2 separate compilation), goto in kernels, barrier()
-in helper functions: through the C API in process (capi.py), results checked on the host."""
+in helper functions: through the C API in process (support/capi.py), results checked on the host."""
 import ctypes
 
 import numpy as np

@@ -1,6 +1,6 @@
 """Differential testing against PoCL: random valid programs must compute what PoCL computes.
 
-A bounded, seeded run of the generator in tests/difftest (docs/differential.md); long runs are
+A bounded, seeded run of the generator in tests/support/difftest (docs/differential.md); long runs are
 tools/difftest.py. Skipped without pyopencl or PoCL. The hand-written cases below pin down the
 macro / included-header / #if swizzle class that the generator also covers at random.
 """
@@ -259,7 +259,7 @@ def test_mad_sat_saturates_a_value_known_to_be_int_max(devs):
 
 def test_reduced_case_seed60002779(devs):
     """By hand (rotate(s0, s1) for lane 1) PoCL is right: both platforms must agree. PyPlat
-    was wrong through an LLVM 22 miscompile (tests/test_compiler_llvm_workarounds.py)."""
+    was wrong through an LLVM 22 miscompile (tests/compiler/test_compiler_llvm_workarounds.py)."""
     from pathlib import Path
     case = Path(runner.__file__).parent / "cases"
     src, hdr = (case / "seed60002779.cl").read_text(), (case / "seed60002779.h").read_text()

@@ -1,4 +1,4 @@
-"""Mutated kernel sources (tests/fuzz_source.py): every one is built or failed with a build log;
+"""Mutated kernel sources (tests/support/fuzz_source.py): every one is built or failed with a build log;
 none crashes the compiler or gives an internal compiler error, every failed one's first error is
 located, none takes over 30 s. The long mode is
 tools/fuzz_source.py (docs/reliability.md)."""

@@ -3,7 +3,7 @@
 A kernel that writes through a pointer derived from an argument (an element's address, a pointer
 variable, a helper, a cast, a struct field) once counted as only reading it, so a read enqueued
 right after it on an in-order queue could run beside it and return stale data. Here: the issue's
-idioms as fixed cases, then a bounded run of the generator (tests/difftest/writes.py) through
+idioms as fixed cases, then a bounded run of the generator (tests/support/difftest/writes.py) through
 in-order chains on PyPlat, checked against a serial queue, the compiler's answers and PoCL.
 Long runs: tools/write_chains.py (docs/differential.md).
 """

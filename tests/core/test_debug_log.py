@@ -1,7 +1,7 @@
 """PYPLAT_DEBUG (pyplat/log.py, api/diagnostics.py): every API error reaches stderr with its
 entry point, code and reason when `err` is on, and the notify callback of the context the call
 was about, always; `build` and `cache` say what the compiler and its cache did. Through the same
-ctypes callbacks the ICD shim calls (tests/capi.py)."""
+ctypes callbacks the ICD shim calls (tests/support/capi.py)."""
 import ctypes
 import os
 import re

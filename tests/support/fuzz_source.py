@@ -1,6 +1,6 @@
 """Kernel-source mutations: random programs the compiler must answer cleanly.
 
-Each program is a valid one from the differential generator (tests/difftest), mutated at one
+Each program is a valid one from the differential generator (tests/support/difftest), mutated at one
 to three token ranges: removed, replaced by a token of a small OpenCL C vocabulary (operators,
 types, qualifiers, swizzles, huge sizes, builtins), duplicated, or replaced by another range of
 the program. Most results are invalid; the compiler must build each one or fail it with a build
@@ -9,7 +9,7 @@ line of the source ("unlocated" counts those at :0:0 or without a location), and
 take more than 30 s ("slow"). Programs that build are not run (a mutated kernel may loop or
 write out of bounds).
 
-Run in a child process (a crash shows as a failed batch): `python tests/fuzz_source.py --seed S
+Run in a child process (a crash shows as a failed batch): `python tests/support/fuzz_source.py --seed S
 --programs N` prints one JSON line of counts; tools/fuzz_source.py is the long mode.
 """
 import json

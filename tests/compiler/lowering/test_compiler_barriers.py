@@ -185,7 +185,7 @@ def test_no_barrier_kernels_unchanged():
 
 def test_barrier_helper_returning_early_and_goto_error():
     # helpers with barriers are inlined into the kernel; an early return is structured away
-    # (barrier_flow.py, tests/test_compiler_barrier_flow.py); goto around barriers is an error
+    # (barrier_flow.py, tests/compiler/lowering/test_compiler_barrier_flow.py); goto around barriers is an error
     r = ok("int f(int x) { if (x) return 1; barrier(CLK_LOCAL_MEM_FENCE); return 2; }\n"
            "__kernel void k(__global int *a) { a[0] = f(a[1]); }\n")
     for x, want in ((0, 2), (7, 1)):

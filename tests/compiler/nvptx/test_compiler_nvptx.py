@@ -315,7 +315,7 @@ def test_ptxas_assembles_the_ptx(name, src, options, tmp_path):
 
 
 def test_generated_programs_build_and_assemble(tmp_path):
-    """Valid programs of the differential generator (tests/difftest: every operator, vector
+    """Valid programs of the differential generator (tests/support/difftest: every operator, vector
     type, conversion and many builtins) build for NVPTX, and ptxas accepts the PTX."""
     import random
     from support.difftest import generator, runner

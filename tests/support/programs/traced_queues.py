@@ -1,4 +1,4 @@
-"""Run under PYPLAT_TRACE by tests/test_trace.py: two queues, an in-order queue with independent
+"""Run under PYPLAT_TRACE by tests/runtime/test_trace.py: two queues, an in-order queue with independent
 kernels (the automatic mode may run them side by side), a wait list across queues, a user event.
 13 commands: 5 copies, 4 scale_a, 3 scale_b, 1 user event."""
 import numpy as np
