@@ -1,4 +1,5 @@
-"""Which bugs of tests/test_kernel_check.py's catalogue PyPlat's checker and Oclgrind each find.
+"""Which bugs of the PYPLAT_CHECK tests' catalogue (tests/support/kernel_check.py) PyPlat's checker and
+Oclgrind each find.
 
     python bench/check_detection.py
 
@@ -16,7 +17,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
-from test_kernel_check import CASES, CATALOGUE, PRELUDE  # noqa: E402
+from support.kernel_check import CASES, CATALOGUE, PRELUDE  # noqa: E402
 
 OCLGRIND_PRELUDE = PRELUDE.replace("import pyplat\npyplat.enable()\n", "").replace('p.name == "PyPlat"',
                                                                                  'p.name == "Oclgrind"')

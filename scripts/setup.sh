@@ -9,8 +9,8 @@ EXTRAS=${EXTRAS:-test}
 
 # python3-venv / python3-dev: Debian's interpreter needs them for venvs and for libpython.
 packages="opencl-headers ocl-icd-opencl-dev clinfo pocl-opencl-icd gcc pkg-config python3-venv python3-dev"
-# CLBlast's test binaries: a real OpenCL library the tests run on PyPlat and PoCL (tests/test_clblast.py).
-# clFFT's client and gpyfft's tests (Debian's python3 and pyopencl) likewise (tests/test_real_apps.py).
+# CLBlast's test binaries: a real OpenCL library the tests run on PyPlat and PoCL (tests/apps/test_clblast.py).
+# clFFT's client and gpyfft's tests (Debian's python3 and pyopencl) likewise (tests/apps/test_real_apps.py).
 case ",$EXTRAS," in *,test,*) packages="$packages clblast-tests clfft-client python3-gpyfft" ;; esac
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] && ! dpkg -s $packages >/dev/null 2>&1; then
     apt-get update -qq
@@ -20,7 +20,7 @@ fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q ".[$EXTRAS]"
 # reikna (a PyPI library of OpenCL algorithms) and its own test suite, which only its sdist carries:
-# tests/test_real_apps.py and tools/real_apps.py run it from <venv>/real-apps/.
+# tests/apps/test_real_apps.py and tools/real_apps.py run it from <venv>/real-apps/.
 case ",$EXTRAS," in *,test,*)
     .venv/bin/python -m pip install -q reikna==0.9.0 scipy
     [ -f .venv/real-apps/reikna-0.9.0.tar.gz ] ||

@@ -7,5 +7,5 @@ EXTRAS=test bash scripts/setup.sh
 # (the full mode is `pyplat conformance`; docs/conformance.md).
 .venv/bin/pyplat conformance --quick
 # pytest from the venv's bin (not `python -m pytest`) so the source tree's pyplat/ does not
-# shadow the installed package.
+# shadow the installed package. tests/: folders mirroring the source (docs/testing.md).
 exec .venv/bin/pytest -q tests "$@"

@@ -1,4 +1,5 @@
-"""Shared fixtures for tests that go through a real ICD loader.
+"""Shared fixtures for tests that go through a real ICD loader (every folder of tests/; the
+helpers tests share are the package tests/support/, docs/testing.md).
 
   icd_env          os.environ copy in which loaders see the *installed* PyPlat next to the
                    installed platforms (OCL_ICD_VENDORS = pyplat.discovery's merged directory)

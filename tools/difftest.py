@@ -28,13 +28,13 @@ def work(args):
     # worker like a crash: SIGALRM's default action, which also interrupts native code
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.alarm(limit)
-    from difftest import runner
+    from support.difftest import runner
     devs = _devices()
     res = runner.run_seeds(range(first, first + count), devs, batch=batch)
     for m in res.mismatches:
         stem = runner.save(m, out)
         if reduce_ and m["kind"] == "output":
-            from difftest import generator, reduce
+            from support.difftest import generator, reduce
             prog = generator.generate(m["seed"], f"p{m['seed']}_", runner.options_for(devs))
             src, hdr = reduce.reduce(prog, devs, runner.inputs(12345))
             Path(f"{stem}.reduced.cl").write_text(src)
@@ -51,7 +51,7 @@ _DEVS = None
 def _devices():
     global _DEVS
     if _DEVS is None:
-        from difftest import runner
+        from support.difftest import runner
         _DEVS = runner.default_devices()
     return _DEVS
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fault injection and fuzzing, long mode (issue 13 part 2; the bounded CI version is
-tests/test_fuzz_api.py, the harness tests/fuzz_sweep.py and tests/fuzz_model.py).
+tests/api/test_fuzz_api.py, the harness tests/support/fuzz_sweep.py and fuzz_model.py).
 
     python tools/fuzz.py                          # sweep + 100,000 API calls of random sequences
     python tools/fuzz.py --calls 1000000          # until a million calls (sweep included)
@@ -20,8 +20,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
-import fuzz_model  # noqa: E402
-import fuzz_sweep  # noqa: E402
+from support import fuzz_model, fuzz_sweep  # noqa: E402
 
 
 def main(argv=None):

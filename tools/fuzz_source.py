@@ -1,4 +1,4 @@
-"""Long mode of the kernel-source mutation fuzzer (tests/fuzz_source.py).
+"""Long mode of the kernel-source mutation fuzzer (tests/support/fuzz_source.py).
 
     python tools/fuzz_source.py --programs 10000 [--seed 1] [--batch 500] [--keep DIR]
 
@@ -15,7 +15,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FUZZ = os.path.join(HERE, "..", "tests", "fuzz_source.py")
+FUZZ = os.path.join(HERE, "..", "tests", "support", "fuzz_source.py")
 
 
 def main():

@@ -16,7 +16,7 @@ allocator's noise rarely does). Where a kind is not supported (e.g. binaries) it
 
 APIs: `loader` (default) calls libOpenCL.so.1 through ctypes like a C program; PyPlat is made
 visible to the loader (pyplat.enable()) when it is asked for. `capi` calls PyPlat's entry
-points in-process without a loader (tests/capi.py: the same C entries the shim calls).
+points in-process without a loader (tests/support/capi.py: the same C entries the shim calls).
 `pyopencl` uses pyopencl's objects (each dropped at the end of its iteration).
 """
 import argparse
@@ -118,7 +118,7 @@ def loader_api(platform):
 def capi_api():
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.join(here, "..", "tests"))
-    from capi import CL
+    from support.capi import CL
     return CL
 
 

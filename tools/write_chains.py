@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Long runs of the in-order soundness generator (tests/difftest/writes.py, write_chains.py).
+"""Long runs of the in-order soundness generator (tests/support/difftest/writes.py, write_chains.py).
 
     python tools/write_chains.py --kernels 100000 --seed 0 --jobs 16 [--pocl-every 10]
 
@@ -25,7 +25,7 @@ def work(args):
     import pyplat
     pyplat.enable()
     import pyopencl as cl
-    from difftest import write_chains
+    from support.difftest import write_chains
     plats = {p.name: p for p in cl.get_platforms()}
     pocl = plats.get("Portable Computing Language") if with_pocl else None
     r = write_chains.run_seeds(range(first, first + count), write_chains.Platform(cl, plats["PyPlat"]),

@@ -8,7 +8,7 @@ result into the status code exactly as the bridge does (None -> CL_SUCCESS, CLEr
 anything else -> CL_OUT_OF_HOST_MEMORY with the traceback on stderr), which saves ctypes'
 argument objects and libffi closure. Where there is a native entry (answered without the
 GIL, PYPLAT_DEFER otherwise: pyplat/api/_native.pyx), the shim calls it before taking the GIL and
-these functions call it first as well, so in-process callers (tests/capi.py) run the same code as
+these functions call it first as well, so in-process callers (tests/support/capi.py) run the same code as
 C programs.
 """
 from libc.stdint cimport int32_t, uint32_t, uint64_t
@@ -430,6 +430,6 @@ def use_fast_path(addresses, prime_ndrange, prime_command):
 # KINDS (direct_entry_table.pxi): the argument kinds (pyplat/api/_entry_points.py) of the headers'
 # prototypes, which addresses() holds each C entry above to; the bridge installs an entry only where
 # the slot's generated signature agrees. NATIVE_KINDS: the same for the native entries
-# (pyplat/api/_native.pyx): each has its direct entry here, so in-process callers (tests/capi.py)
+# (pyplat/api/_native.pyx): each has its direct entry here, so in-process callers (tests/support/capi.py)
 # run the native code C programs run.
 NATIVE_KINDS = dict(KINDS)

@@ -14,7 +14,7 @@ DEF MEM_KNOWN_BITS = MEM_ACCESS_BITS | MEM_HOST_ACCESS_BITS | MEM_HOST_PTR_BITS 
 DEF MEM_READS = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY            # (a sub-buffer's flags against its
 DEF MEM_WRITES = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY          # parent's)
 DEF HOST_READS_OR_WRITES = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY
-DEF BASE_ALIGN = 128                 # devices/spaces.py's ALIGNMENT (tests/test_native_buffers.py)
+DEF BASE_ALIGN = 128                 # devices/spaces.py's ALIGNMENT (tests/api/native/test_native_buffers.py)
 
 
 cdef inline int one_bit_at_most(uint64_t bits) noexcept nogil:

@@ -15,7 +15,7 @@ the local ids).  ``args[i]`` points to the storage of argument ``i``:
 ``WorkGroupContext`` is a run of ``uint64_t`` fields (``CONTEXT_FIELDS``) followed by the
 local-memory pointer.  The code generator reads the ``uint64_t`` part as an array of i64 slots
 (``CTX_*`` are slot indices); the runtime declares the same struct in C
-(``pyplat/runtime``, checked against this file by ``tests/test_abi_mirror.py``).
+(``pyplat/runtime``, checked against this file by ``tests/runtime/test_abi_mirror.py``).
 """
 import ctypes
 

@@ -231,7 +231,7 @@ def _compile_unit(source, opts, t0, headers=None, for_link=False, target=HOST, c
                                     options=FPC.DETAILED_RECORD)
     except ci.TranslationUnitLoadError:
         # clang itself crashed (libclang recovers and says so on stderr): seen only on invalid
-        # programs so far (tests/fuzz_source.py); there are no diagnostics to show
+        # programs so far (tests/support/fuzz_source.py); there are no diagnostics to show
         return BuildResult(False, "%s:1:1: error: the OpenCL C front end (clang) crashed on this "
                            "program and gave no diagnostic; it is most likely not valid OpenCL C\n"
                            % SOURCE_NAME)

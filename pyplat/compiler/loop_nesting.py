@@ -3,7 +3,7 @@
 LLVM's loop passes (LICM, unswitching, rotation, SCEV, the vectoriser's checks) each walk every
 loop and everything inside it, so their time grows with the square of the nesting depth: 300
 `while` loops nested in one another took 21 s at O3 and 600 `for` loops 35 s at any level but
-O0 (0.1 s), where PoCL-like programs of the fuzzer (tests/fuzz_source.py) must build in well
+O0 (0.1 s), where PoCL-like programs of the fuzzer (tests/support/fuzz_source.py) must build in well
 under 30 s. No real kernel nests loops anywhere near OPTIMISED_LOOP_DEPTH deep (at that depth
 O3 costs about 0.3 s), so a program that does is compiled without optimisation (driver.py), and
 its log says so at its deepest loop."""

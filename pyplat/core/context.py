@@ -35,7 +35,7 @@ class Context(RefCounted):
         return len(self.devices)
 
     # No caller inside pyplat yet: kept on purpose for the tools issue (issue 16), whose error
-    # reporting goes through it; tests/test_context.py holds its contract.
+    # reporting goes through it; tests/api/test_context.py holds its contract.
     def notify_error(self, message, private_info=b""):
         """Report an error to the application's pfn_notify (if any). Never raises."""
         if self._notify is None:
