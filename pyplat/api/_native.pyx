@@ -390,6 +390,7 @@ include "native_creation_rules.pxi"    # clCreateBuffer's and clCreateSubBuffer'
 include "native_commands.pxi"
 include "native_buffers.pxi"
 include "native_maps.pxi"             # clEnqueueMapBuffer, clEnqueueUnmapMemObject; the mapping tables
+include "native_kernel_arg_rules.pxi"  # clSetKernelArg's rules, for both entries
 include "native_kernel_args.pxi"
 include "native_arg_sets.pxi"          # clSetKernelArg under the slot's lock alone
 include "native_kernels.pxi"

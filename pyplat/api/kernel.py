@@ -4,7 +4,7 @@ import ctypes
 from pyplat import cl
 from pyplat.api import _native, handles, info
 from pyplat.api.entry import entry
-from pyplat.api.errors import CLError, check
+from pyplat.api.errors import CLError, check, raise_refusal
 from pyplat.api.program import lookup_program
 from pyplat.core.device import Device
 from pyplat.core.kernel import Kernel
@@ -70,32 +70,21 @@ def clReleaseKernel(kernel):
 @entry
 def clSetKernelArg(kernel, arg_index, arg_size, arg_value):
     k = lookup_kernel(kernel)
-    check(arg_index < len(k.args), cl.CL_INVALID_ARG_INDEX, f"kernel has {len(k.args)} arguments")
+    n = len(k.args)
+    raise_refusal(_native.kernel_arg_refusal(arg_index, n, k.shape.kinds[arg_index] if arg_index < n else 0,
+                                             k.shape.value_sizes[arg_index] if arg_index < n else 0, arg_size,
+                                             arg_value or 0))      # (native_kernel_arg_rules.pxi)
     arg = k.info.args[arg_index]
+    handle = None
     if arg.kind == "local":
-        check(not arg_value, cl.CL_INVALID_ARG_VALUE, "a __local argument takes a NULL value")
-        check(arg_size > 0, cl.CL_INVALID_ARG_SIZE, "a __local argument needs a size")
         k.set_arg(arg_index, ("local", arg_size))
-        handle = None
     elif arg.kind in ("global", "constant"):
-        check(arg_size == 8, cl.CL_INVALID_ARG_SIZE, "a buffer argument's size is sizeof(cl_mem)")
         handle = ctypes.c_size_t.from_address(arg_value).value if arg_value else 0
         buffer = handles.lookup(handle, Buffer, cl.CL_INVALID_MEM_OBJECT) if handle else None
         if buffer is not None:
             check(buffer.context is k.program.context, cl.CL_INVALID_MEM_OBJECT, "buffer from another context")
         k.set_arg(arg_index, ("mem", buffer))
-    elif arg.kind == "sampler":
-        # the spec's errors for a sampler argument; no cl_sampler can exist yet (clCreateSampler
-        # is CL_INVALID_OPERATION without image support), so no value is ever valid
-        check(arg_size == ctypes.sizeof(ctypes.c_void_p), cl.CL_INVALID_ARG_SIZE,
-              "a sampler argument's size is sizeof(cl_sampler)")
-        raise CLError(cl.CL_INVALID_SAMPLER, f"argument {arg.name} is a sampler_t: no samplers can "
-                      "be created on this platform")
     else:
-        handle = None
-        check(arg_value, cl.CL_INVALID_ARG_VALUE, "arg_value is NULL")
-        check(arg_size == arg.size, cl.CL_INVALID_ARG_SIZE,
-              f"argument {arg.name} ({arg.type_name}) takes {arg.size} bytes, not {arg_size}")
         k.set_arg(arg_index, ("value", ctypes.string_at(arg_value, arg_size)))
     if k.slot is not None:            # what the native clSetKernelArg compares with
         k.slot.note_set(arg_index, handle)

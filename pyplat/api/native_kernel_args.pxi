@@ -38,9 +38,6 @@ from libc.stdint cimport uint8_t
 from libc.stdlib cimport malloc
 from pyplat.runtime._sched cimport pp_load
 
-DEF KA_VALUE = 0                  # argument kinds (LaunchShape.kinds)
-DEF KA_MEM = 1
-DEF KA_LOCAL = 2
 DEF P_NONE = 0                    # what is pending
 DEF P_VALUE = 1
 DEF P_MEM = 2
@@ -208,9 +205,14 @@ cdef int32_t setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) 
     cdef size_t handle = 0
     cdef int32_t r = PYPLAT_DEFER
     cdef int may_complete, swap = 0, foreign_ok = 0, first_plan = 0
+    cdef refusal_t why
     k = <kslot_t *>handle_native(kernel, PYPLAT_KIND_KERNEL)     # (native_table_reads.pxi)
-    if k != NULL and k.args != NULL and index < <uint32_t>(<kargs_t *>k.args).n:
-        r = setarg_unlocked(kernel, k, <kargs_t *>k.args, index, size, value)   # (native_arg_sets.pxi)
+    if k != NULL and k.args != NULL:
+        ka = <kargs_t *>k.args               # (its argument kinds and sizes never change)
+        if not kernel_arg_valid(index, ka.n, ka.a[index].kind if index < <uint32_t>ka.n else KA_VALUE,
+                                ka.a[index].value_size if index < <uint32_t>ka.n else 0, size, value, &why):
+            return refused("clSetKernelArg", &why, kernel, 0)       # (native_kernel_arg_rules.pxi)
+        r = setarg_unlocked(kernel, k, ka, index, size, value)       # (native_arg_sets.pxi)
         if r != PYPLAT_DEFER:
             return r
     pthread_mutex_lock(&tab_lock)
@@ -220,7 +222,12 @@ cdef int32_t setarg(size_t kernel, uint32_t index, uint64_t size, size_t value) 
         return PYPLAT_DEFER
     k = <kslot_t *>e.ptr
     ka = <kargs_t *>k.args
-    if ka == NULL or index >= <uint32_t>ka.n:
+    if ka != NULL and not kernel_arg_valid(index, ka.n, ka.a[index].kind if index < <uint32_t>ka.n else KA_VALUE,
+                                           ka.a[index].value_size if index < <uint32_t>ka.n else 0, size, value,
+                                           &why):
+        pthread_mutex_unlock(&tab_lock)
+        return refused("clSetKernelArg", &why, kernel, 0)         # (native_kernel_arg_rules.pxi)
+    if ka == NULL:
         pthread_mutex_unlock(&tab_lock)
         return PYPLAT_DEFER
     slot_lock(ka)

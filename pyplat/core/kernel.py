@@ -51,9 +51,9 @@ class LaunchShape:
         self.written = tuple(arg.written for arg in info.args)
         self.value_sizes = tuple(0 if arg.kind in ("global", "constant", "local") else arg.size
                                  for arg in info.args) + (0,) * (n - len(info.args))
-        # per argument the application sets, for the native clSetKernelArg: 0 by value, 1 buffer,
-        # 2 __local
-        self.kinds = bytes(1 if arg.kind in ("global", "constant") else 2 if arg.kind == "local" else 0
+        # per argument the application sets, for clSetKernelArg's rules and the native entry: 0 by
+        # value, 1 buffer, 2 __local, 3 sampler (api/native_kernel_arg_rules.pxi)
+        self.kinds = bytes({"global": 1, "constant": 1, "local": 2, "sampler": 3}.get(arg.kind, 0)
                            for arg in info.args)
         self.last_launch = None
         self.sizes = KernelSizes()    # the same, natively: what a plan without them takes on a launch
@@ -95,9 +95,9 @@ class Kernel(RefCounted):
         self.check_records = {}       # launch plan -> its check record (PYPLAT_CHECK builds)
         # the plan and the arguments as the fast path sees them (`slot`: one made natively already)
         n_set = len(info.args)
-        # a sampler_t argument can never be set (no cl_sampler exists, api/kernel.py): such a
-        # kernel has no slot, so that every clSetKernelArg of it is the Python entry's
-        native = new_slot is not None and not any(arg.kind == "sampler" for arg in info.args)
+        # (a sampler_t argument can never be set, no cl_sampler existing: both entries refuse it,
+        # api/native_kernel_arg_rules.pxi)
+        native = new_slot is not None
         self.slot = slot if slot is not None else (new_slot(self.shape.kinds, self.shape.value_sizes[:n_set], self.shape.written[:n_set],
                               id(STDOUT) if getattr(info, "prints", True) else 0)
                      if native else None)

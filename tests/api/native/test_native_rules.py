@@ -334,3 +334,37 @@ def test_both_entries_refuse_handles_of_another_kind_or_none(env, dead):
     for release, obj in (("clReleaseEvent", ev), ("clReleaseKernel", k), ("clReleaseMemObject", buf),
                          ("clReleaseCommandQueue", q)):
         assert getattr(CL, release)(obj) == 0
+
+
+ARGS_SOURCE = b"""
+__kernel void every_kind(__global int *a, float f, __local int *l, int4 v, sampler_t s, __constant float *c) {
+    a[0] = (int)f + l[0] + v.x + (int)c[0];
+}
+"""
+
+
+def test_both_entries_agree_on_random_kernel_arguments():
+    """clSetKernelArg's rules (native_kernel_arg_rules.pxi): random indices, sizes and values for
+    arguments of every kind (a buffer, a value, a __local pointer, a vector, a sampler, a
+    __constant buffer) give the same code from the native entry alone and the Python entry
+    alone."""
+    gen = context_and_program(ARGS_SOURCE)
+    ctx, dev, prog = next(gen)
+    k = create_kernel(prog, b"every_kind")
+    buf = make_buffer(ctx, 64)
+    native, python = native_entry("clSetKernelArg"), python_entry("clSetKernelArg")
+    zeros = ctypes.create_string_buffer(32)
+    a_buffer = (S * 1)(buf)
+    rng = np.random.default_rng(7)
+    codes = set()
+    for _ in range(400):
+        index = int(rng.integers(0, 8))
+        size = int(rng.choice([0, 1, 4, 8, 16, 32]))
+        value = int(rng.choice([0, ctypes.addressof(zeros), ctypes.addressof(a_buffer)]))
+        n, p = native(k, index, size, value), python(k, index, size, value)
+        if p != 0 or n != _native.DEFER:
+            assert n == p, (index, size, value)
+        codes.add(p)
+    assert {0, cl.CL_INVALID_ARG_INDEX, cl.CL_INVALID_ARG_SIZE, cl.CL_INVALID_ARG_VALUE, cl.CL_INVALID_SAMPLER} <= codes
+    assert CL.clReleaseKernel(k) == 0 and CL.clReleaseMemObject(buf) == 0
+    gen.close()
