@@ -87,8 +87,11 @@ def test_random_task_graphs_respect_every_dependency(spec, mode, driver, gate, m
         assert t == sorted(t)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def monkeypatch_session():
+    """A monkeypatch hypothesis accepts (not function-scoped), undone when this module's tests
+    are done: PYPLAT_INORDER_PARALLEL set here must not reach later modules (the native queue
+    entry defers when the knob's text changed since start-up)."""
     mp = pytest.MonkeyPatch()
     yield mp
     mp.undo()
