@@ -83,6 +83,8 @@ class _Kernel:
         self.parents = {}
         walk(k.body, lambda n: self.parents.update((id(x), n) for x in n.kids or () if x is not None))
         self.atoms = {}                         # id -> the variable or `min` node of an atom
+        self.seen = {}                          # an atom's id -> when parsing first met it: the
+                                                # proof's order of atoms (ids differ run to run)
         self.compared = []                      # forms of values one proof's facts compare (its reach)
         self.inductions, self.strided = {}, {}  # (filled by _find_inductions, which reads them)
         self._find_inductions()
@@ -223,7 +225,7 @@ class _Kernel:
             if any(s is None or not s[1] for s in sides):
                 return None
             self.atoms[id(e)] = e
-            return {(("min", id(e)),): 1}, True
+            return {(("min", self._met(id(e))),): 1}, True
         if op == "load" and kids and kids[0].op == "var":
             v = kids[0].val
             if v in self.k.params:
@@ -231,15 +233,15 @@ class _Kernel:
                     return None
                 return {(("arg", list(self.k.params).index(v)),): 1}, True
             if lanes is not None and env is not None and v in env.counters:
-                key = ("lane", id(v))
+                key = ("lane", self._met(id(v)))
                 lanes[key] = e
                 return {(key,): 1}, True
             if v in self.inductions:
                 self.atoms[id(v)] = v
-                return {(("ind", id(v)),): 1}, True
+                return {(("ind", self._met(id(v))),): 1}, True
             if v in self.strided:
                 self.atoms[id(v)] = v
-                return {(("str", id(v)),): 1}, True
+                return {(("str", self._met(id(v))),): 1}, True
             init = self.fp.decls.get(v)
             if init is not None and v not in self.fp.assigned and getattr(v, "storage", None) == "private":
                 got = self.parse(init, lanes, env, depth + 1)
@@ -252,10 +254,15 @@ class _Kernel:
                     return _times(x[0], y[0]), x[1] and y[1]
                 return _plus(x[0], y[0], -1 if e.val == "-" else 1), x[1] and y[1] and e.val == "+"
         if lanes is not None and not self._uniform(e):
-            key = ("lane", _lane_key(e))
+            key = ("lane", self._met(_lane_key(e)))
             lanes[key] = e
             return {(key,): 1}, True            # (its values are checked >= 0 where it counts)
         return None
+
+    def _met(self, ident):
+        """An atom's id, noted the first time parsing meets it (self.seen)."""
+        self.seen.setdefault(ident, len(self.seen))
+        return ident
 
     # ------------------------------------------------------------------ the proof
     def proof(self, sites):
@@ -502,7 +509,7 @@ class _Kernel:
 
     def _extremes(self, form, upper, facts, ranges, depth=0):
         """Forms of primitive factors only that bound `form` from above (upper) or below."""
-        atom = _first_atom(form)
+        atom = _first_atom(form, self.seen)
         if atom is None:
             return [form]
         if depth > _DEPTH:
@@ -538,7 +545,7 @@ class _Kernel:
         """Ways in which goal >= 0 follows: each a list of forms of primitive factors, linear in
         the group ids, that the launch must find >= 0 ([] where nothing is left)."""
         goal = _tidy(goal)
-        atom = _first_atom(goal)
+        atom = _first_atom(goal, self.seen)
         if atom is None:
             if all(c >= 0 for c in goal.values()):
                 return [[]]
@@ -588,10 +595,11 @@ def _fewest(ways):
 
 
 # ---------------------------------------------------------------------- forms
-def _first_atom(form):
-    """A non-primitive factor of the form (`ind` and `min` before lanes), or None."""
+def _first_atom(form, seen):
+    """A non-primitive factor of the form (`ind` and `min` before lanes, each in the order
+    parsing met them: the same proof, and the same IR, in every run), or None."""
     found = [m[0] for m in form if len(m) == 1 and m[0][0] not in _PRIMITIVE]
-    found.sort(key=lambda a: (a[0] == "lane", str(a)))
+    found.sort(key=lambda a: (a[0] == "lane", seen.get(a[1], len(seen)), str(a)))
     return found[0] if found else None
 
 
