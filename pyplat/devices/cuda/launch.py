@@ -65,6 +65,15 @@ def loaded_module(context, result):
         return entry
 
 
+def _layout(args, work_dim, global_size, local_size, offset):
+    """What the launch ABI makes of a launch (compiler/targets/nvptx/abi.py): the `__local`
+    arguments' offsets and the dynamic shared memory, the grid and block, the launch record."""
+    from pyplat.compiler.targets.nvptx import abi    # (only where a GPU launches: not at start-up)
+    offsets, dynamic = abi.shared_layout([value for kind, value in args if kind == "local"])
+    grid, block = abi.launch_dimensions(work_dim, global_size, local_size)
+    return offsets, dynamic, grid, block, abi.launch_record(work_dim, global_size, offset)
+
+
 def _parameters(args, offsets, record):
     """The bytes of each kernel parameter, in order, as the launch ABI lays them out: buffers as
     device addresses (the callables give them), `__local` pointers as offsets into the dynamic
@@ -94,18 +103,16 @@ def launch_command(driver, context, result, kernel_info, args, work_dim, global_
     Python, no GIL, no pool thread on the way), or None where it needs Python when it runs: a
     kernel that prints (its records are read back after it), a context a fault broke. The
     buffers' device addresses are taken now (device memory allocated where it was not yet)."""
-    from pyplat.compiler.targets.nvptx import abi
     from pyplat.runtime.graph import stream_launch
     if context.broken is not None or (getattr(result, "printf_formats", None) and getattr(kernel_info, "prints", True)):
         return None
     lib = cu.api()
     module = loaded_module(context, result)
     fn = module.function(kernel_info.symbol)
-    offsets, dynamic = abi.shared_layout([value for kind, value in args if kind == "local"])
-    grid, block = abi.launch_dimensions(work_dim, global_size, local_size)
+    offsets, dynamic, grid, block, record = _layout(args, work_dim, global_size, local_size, offset)
     context.make_current()
     _opt_in_shared(lib, fn, dynamic, kernel_info)
-    params = _parameters(args, offsets, abi.launch_record(work_dim, global_size, offset))
+    params = _parameters(args, offsets, record)
     return stream_launch(driver, fn.value, grid, block, dynamic, params, "kernel " + kernel_info.name)
 
 
@@ -117,9 +124,7 @@ def launch_action(context, result, kernel_info, args, work_dim, global_size, loc
     3. Nothing touches the GPU before the call (a forked child, where CUDA cannot work, gets a
     failed command, not a failed enqueue)."""
     from pyplat.compiler.targets.nvptx import abi    # (only where a GPU launches: not at start-up)
-    offsets, dynamic = abi.shared_layout([value for kind, value in args if kind == "local"])
-    grid, block = abi.launch_dimensions(work_dim, global_size, local_size)
-    record = abi.launch_record(work_dim, global_size, offset)
+    offsets, dynamic, grid, block, record = _layout(args, work_dim, global_size, local_size, offset)
 
     def launch():
         lib = cu.api()
